@@ -1,0 +1,260 @@
+"""Domain types: what the engine schedules, with no trace of protobuf or gRPC.
+
+Resources are canonical int64 units (CPU millicores, bytes, counts), already parsed from
+Kubernetes quantities by the server layer. Types are frozen: a snapshot shares them freely.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from enum import Enum
+from types import MappingProxyType
+
+__all__ = [
+    "CPU",
+    "MEMORY",
+    "EPHEMERAL_STORAGE",
+    "PODS",
+    "DEFAULT_MILLI_CPU_REQUEST",
+    "DEFAULT_MEMORY_REQUEST",
+    "Taint",
+    "Toleration",
+    "NodeSelectorRequirement",
+    "NodeSelectorTerm",
+    "PreferredSchedulingTerm",
+    "NodeAffinity",
+    "LabelSelectorRequirement",
+    "LabelSelector",
+    "PodAffinityTerm",
+    "WeightedPodAffinityTerm",
+    "PodAffinity",
+    "Affinity",
+    "TopologySpreadConstraint",
+    "ContainerPort",
+    "Container",
+    "ContainerImage",
+    "Node",
+    "Namespace",
+    "Pod",
+    "Outcome",
+    "frozen_map",
+]
+
+CPU = "cpu"
+MEMORY = "memory"
+EPHEMERAL_STORAGE = "ephemeral-storage"
+PODS = "pods"
+
+# kube's schedutil.DefaultMilliCPURequest / DefaultMemoryRequest: used for scoring only, for a
+# container that does not set the request at all (an explicit zero stays zero).
+DEFAULT_MILLI_CPU_REQUEST = 100
+DEFAULT_MEMORY_REQUEST = 200 * 1024 * 1024
+
+_EMPTY: Mapping[str, str] = MappingProxyType({})
+
+
+def frozen_map(d: Mapping[str, str] | None = None) -> Mapping[str, str]:
+    """A read-only view, so a frozen dataclass cannot be mutated through its maps."""
+    return MappingProxyType(dict(d)) if d else _EMPTY
+
+
+@dataclass(frozen=True, slots=True)
+class Taint:
+    key: str
+    value: str = ""
+    effect: str = "NoSchedule"
+
+
+@dataclass(frozen=True, slots=True)
+class Toleration:
+    key: str = ""
+    operator: str = "Equal"
+    value: str = ""
+    effect: str = ""
+    toleration_seconds: int | None = None
+
+    def tolerates(self, taint: Taint) -> bool:
+        """kube's v1.Toleration.ToleratesTaint."""
+        if self.effect and self.effect != taint.effect:
+            return False
+        if self.key and self.key != taint.key:
+            return False
+        if self.operator == "Exists":
+            return True
+        # Equal (or empty, which defaults to Equal)
+        return self.value == taint.value
+
+
+@dataclass(frozen=True, slots=True)
+class NodeSelectorRequirement:
+    key: str
+    operator: str
+    values: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class NodeSelectorTerm:
+    match_expressions: tuple[NodeSelectorRequirement, ...] = ()
+    match_fields: tuple[NodeSelectorRequirement, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class PreferredSchedulingTerm:
+    weight: int
+    preference: NodeSelectorTerm
+
+
+@dataclass(frozen=True, slots=True)
+class NodeAffinity:
+    # None: no required node affinity at all; () would be "no term can match" (kube: a
+    # NodeSelector with zero terms matches nothing).
+    required: tuple[NodeSelectorTerm, ...] | None = None
+    preferred: tuple[PreferredSchedulingTerm, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class LabelSelectorRequirement:
+    key: str
+    operator: str
+    values: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class LabelSelector:
+    match_labels: tuple[tuple[str, str], ...] = ()
+    match_expressions: tuple[LabelSelectorRequirement, ...] = ()
+
+    def matches(self, labels: Mapping[str, str]) -> bool:
+        """metav1.LabelSelectorAsSelector(...).Matches: every requirement must hold."""
+        for k, v in self.match_labels:
+            if labels.get(k) != v:
+                return False
+        for r in self.match_expressions:
+            present = r.key in labels
+            if r.operator == "In":
+                if not present or labels[r.key] not in r.values:
+                    return False
+            elif r.operator == "NotIn":
+                if present and labels[r.key] in r.values:
+                    return False
+            elif r.operator == "Exists":
+                if not present:
+                    return False
+            elif r.operator == "DoesNotExist":
+                if present:
+                    return False
+            else:  # validated at the edge; an unknown operator never matches
+                return False
+        return True
+
+    @property
+    def is_empty(self) -> bool:
+        return not self.match_labels and not self.match_expressions
+
+
+@dataclass(frozen=True, slots=True)
+class PodAffinityTerm:
+    topology_key: str
+    # None: kube's nil selector, which matches nothing; an empty LabelSelector matches all.
+    label_selector: LabelSelector | None = None
+    namespaces: tuple[str, ...] = ()
+    namespace_selector: LabelSelector | None = None
+    match_label_keys: tuple[str, ...] = ()
+    mismatch_label_keys: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class WeightedPodAffinityTerm:
+    weight: int
+    term: PodAffinityTerm
+
+
+@dataclass(frozen=True, slots=True)
+class PodAffinity:
+    required: tuple[PodAffinityTerm, ...] = ()
+    preferred: tuple[WeightedPodAffinityTerm, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Affinity:
+    node_affinity: NodeAffinity | None = None
+    pod_affinity: PodAffinity | None = None
+    pod_anti_affinity: PodAffinity | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class TopologySpreadConstraint:
+    max_skew: int
+    topology_key: str
+    when_unsatisfiable: str  # DoNotSchedule | ScheduleAnyway
+    label_selector: LabelSelector | None = None
+    min_domains: int | None = None
+    node_affinity_policy: str = "Honor"
+    node_taints_policy: str = "Ignore"
+    match_label_keys: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class ContainerPort:
+    container_port: int
+    host_port: int = 0
+    protocol: str = "TCP"
+    host_ip: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Container:
+    name: str
+    image: str = ""
+    # canonical units; a key that is absent is "not set" (kube tells unset from zero)
+    requests: Mapping[str, int] = field(default_factory=lambda: MappingProxyType({}))
+    ports: tuple[ContainerPort, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class ContainerImage:
+    names: tuple[str, ...]
+    size_bytes: int
+
+
+@dataclass(frozen=True, slots=True)
+class Node:
+    name: str
+    labels: Mapping[str, str] = field(default_factory=frozen_map)
+    taints: tuple[Taint, ...] = ()
+    allocatable: Mapping[str, int] = field(default_factory=lambda: MappingProxyType({}))
+    unschedulable: bool = False
+    images: tuple[ContainerImage, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Namespace:
+    name: str
+    labels: Mapping[str, str] = field(default_factory=frozen_map)
+
+
+@dataclass(frozen=True, slots=True)
+class Pod:
+    uid: str
+    name: str = ""
+    namespace: str = "default"
+    labels: Mapping[str, str] = field(default_factory=frozen_map)
+    scheduler_name: str = "default-scheduler"
+    priority: int = 0
+    containers: tuple[Container, ...] = ()
+    init_containers: tuple[Container, ...] = ()
+    overhead: Mapping[str, int] = field(default_factory=lambda: MappingProxyType({}))
+    node_selector: Mapping[str, str] = field(default_factory=frozen_map)
+    affinity: Affinity | None = None
+    tolerations: tuple[Toleration, ...] = ()
+    topology_spread_constraints: tuple[TopologySpreadConstraint, ...] = ()
+    node_name: str = ""
+    nominated_node_name: str = ""
+    default_selector: LabelSelector | None = None
+
+
+class Outcome(Enum):
+    SCHEDULED = 1
+    UNSCHEDULABLE = 2
+    REJECTED = 3

@@ -1,0 +1,1 @@
+"""One module per kube-scheduler plugin; `registry` maps kube names to constructors."""

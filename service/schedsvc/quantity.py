@@ -1,0 +1,76 @@
+"""Kubernetes resource quantities, parsed to the canonical int64 units the engine uses.
+
+CPU becomes millicores (kube's MilliValue, rounded up), everything else its Value() (rounded
+up), exactly as the scheduler reads them. Parsing is cached: clusters repeat a few strings.
+"""
+
+from __future__ import annotations
+
+import re
+from decimal import ROUND_CEILING, Decimal, InvalidOperation
+from functools import lru_cache
+
+from .errors import InvalidArgument
+from .model import CPU
+
+__all__ = ["parse_quantity", "to_canonical", "QuantityError"]
+
+_BINARY = {"Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40, "Pi": 2**50, "Ei": 2**60}
+_DECIMAL = {
+    "n": Decimal("1e-9"),
+    "u": Decimal("1e-6"),
+    "m": Decimal("1e-3"),
+    "": Decimal(1),
+    "k": Decimal("1e3"),
+    "M": Decimal("1e6"),
+    "G": Decimal("1e9"),
+    "T": Decimal("1e12"),
+    "P": Decimal("1e15"),
+    "E": Decimal("1e18"),
+}
+_RE = re.compile(r"^([+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+))(?:([eE][+-]?[0-9]+)|(Ki|Mi|Gi|Ti|Pi|Ei|[numkMGTPE]))?$")
+_MAX = 2**63 - 1
+
+
+class QuantityError(ValueError):
+    """A string that is not a Kubernetes quantity."""
+
+
+@lru_cache(maxsize=65536)
+def parse_quantity(text: str) -> Decimal:
+    """Exact value of a quantity string; raises QuantityError."""
+    m = _RE.match(text.strip()) if text else None
+    if m is None or text != text.strip():
+        raise QuantityError(f"invalid quantity {text!r}")
+    number, exponent, suffix = m.groups()
+    try:
+        value = Decimal(number)
+        if exponent:
+            value = value.scaleb(int(exponent[1:]))
+        elif suffix in _BINARY:
+            value *= _BINARY[suffix]
+        elif suffix:
+            value *= _DECIMAL[suffix]
+    except InvalidOperation as exc:  # pragma: no cover - the regex admits only numbers
+        raise QuantityError(f"invalid quantity {text!r}") from exc
+    return value
+
+
+@lru_cache(maxsize=65536)
+def _canonical(resource: str, text: str) -> int:
+    value = parse_quantity(text)
+    if value < 0:
+        raise QuantityError(f"negative quantity {text!r}")
+    scaled = value * 1000 if resource == CPU else value
+    out = int(scaled.to_integral_value(rounding=ROUND_CEILING))
+    if out > _MAX:
+        raise QuantityError(f"quantity {text!r} is out of range")
+    return out
+
+
+def to_canonical(resource: str, text: str, field: str) -> int:
+    """Canonical units for `resource`; a bad string is InvalidArgument naming `field`."""
+    try:
+        return _canonical(resource, text)
+    except QuantityError as exc:
+        raise InvalidArgument(field, str(exc)) from None
