@@ -93,6 +93,14 @@ class FilterResult:
 
 @runtime_checkable
 class Plugin(Protocol):
+    """`name` is kube's plugin name.
+
+    Optional class attributes the runtime reads (default False): `filter_is_static` and
+    `score_is_static` say the result depends only on the pod and on what
+    `Snapshot.static_generation` tracks (node set, labels, taints, unschedulable, images), never
+    on usage; the runtime then caches results over all rows per pod signature.
+    """
+
     name: str
 
 
