@@ -1,0 +1,100 @@
+"""NodeResourcesBalancedAllocation: favour nodes whose resource fractions stay close together.
+
+kube's noderesources/balanced_allocation.go. Unlike NodeResourcesFit's scoring it reads the
+plain requests (useRequested: no 100m/200Mi defaults) of the pod and of the node, and PreScore
+returns Skip for a pod that requests none of the configured resources (kubernetes#129138), so
+such a pod scores 0 here on every node. Score = int((1 - std) * 100) over the fractions
+requested/allocatable, each capped at 1. There is no NormalizeScore.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from ..engine.podinfo import PodInfo
+from ..engine.snapshot import IntArray, Snapshot
+from ..errors import ConfigError
+from ..framework import SKIP, Rows, Skip
+from .resource_scoring import (
+    DEFAULT_RESOURCES,
+    ResourceSpec,
+    balanced_allocation,
+    gather,
+    parse_resources,
+    reject_unknown_keys,
+)
+
+__all__ = ["NAME", "NodeResourcesBalancedAllocationArgs", "NodeResourcesBalancedAllocation", "new"]
+
+NAME = "NodeResourcesBalancedAllocation"
+
+_FIELD = f"pluginConfig[{NAME}].args"
+
+
+@dataclass(frozen=True, slots=True)
+class NodeResourcesBalancedAllocationArgs:
+    """kube's NodeResourcesBalancedAllocationArgs after defaulting; every weight must be 1."""
+
+    resources: tuple[ResourceSpec, ...] = DEFAULT_RESOURCES
+
+    def __post_init__(self) -> None:
+        """ValidateNodeResourcesBalancedAllocationArgs."""
+        seen: set[str] = set()
+        for i, r in enumerate(self.resources):
+            f = f"{_FIELD}.resources[{i}]"
+            if r.name in seen:
+                raise ConfigError(f"{f}.name", f'Duplicate value: "{r.name}"')
+            seen.add(r.name)
+            if r.weight != 1:
+                raise ConfigError(f"{f}.weight", "must be 1")
+
+    @classmethod
+    def parse(cls, args: Mapping[str, Any] | None) -> NodeResourcesBalancedAllocationArgs:
+        if not args:
+            return cls()
+        reject_unknown_keys(args, ("apiVersion", "kind", "resources"), _FIELD)
+        kind = args.get("kind", "NodeResourcesBalancedAllocationArgs")
+        if kind != "NodeResourcesBalancedAllocationArgs":
+            raise ConfigError(
+                f"{_FIELD}.kind", f"expected NodeResourcesBalancedAllocationArgs, got {kind!r}"
+            )
+        return cls(resources=parse_resources(args.get("resources"), f"{_FIELD}.resources"))
+
+
+class NodeResourcesBalancedAllocation:
+    name = NAME
+    score_is_static = False
+
+    def __init__(self, args: NodeResourcesBalancedAllocationArgs) -> None:
+        self.args = args
+
+    def _pod_requests(self, pod: PodInfo) -> tuple[int, ...]:
+        req = pod.requests  # useRequested: no non-zero defaults
+        return tuple(req.get(r.name, 0) for r in self.args.resources)
+
+    def pre_score(self, pod: PodInfo, snap: Snapshot, rows: Rows) -> tuple[int, ...] | Skip:
+        requests = self._pod_requests(pod)
+        if not any(requests):  # isBestEffortPod over the configured resources
+            return SKIP
+        return requests
+
+    def score(self, state: tuple[int, ...], pod: PodInfo, snap: Snapshot, rows: Rows) -> IntArray:
+        alloc, req = gather(snap, rows, self.args.resources, state, use_requested=True)
+        return balanced_allocation(alloc, req)
+
+    def normalize(self, state: Any, pod: PodInfo, scores: IntArray) -> IntArray:
+        return scores  # kube's BalancedAllocation has no ScoreExtensions
+
+    def sign(self, pod: PodInfo) -> bytes | None:
+        """Score reads only the pod's requests of the configured resources."""
+        return b"".join(
+            f"{r.name}={v};".encode()
+            for r, v in zip(self.args.resources, self._pod_requests(pod), strict=True)
+        )
+
+
+def new(args: Mapping[str, Any] | None) -> NodeResourcesBalancedAllocation:
+    return NodeResourcesBalancedAllocation(NodeResourcesBalancedAllocationArgs.parse(args))
+
