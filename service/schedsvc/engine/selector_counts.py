@@ -1,0 +1,122 @@
+"""Pods matching a (namespace, label selector) per node row, kept up to date incrementally.
+
+PodTopologySpread (and anything else that counts "pods of this kind on each node") asks for the
+count array of a (namespace, selector) pair. The first request scans the snapshot's pods once;
+from then on the array follows every pod added or removed through the PodListener hooks, so a
+scheduling cycle reads it in O(1) and per-domain totals are one `np.bincount` away.
+
+Entries are kept in least-recently-used order and bounded, so pods whose selectors are unique
+(matchLabelKeys on a pod-template hash, for instance) cannot grow the index without limit.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+
+import numpy as np
+import numpy.typing as npt
+
+from ..model import LabelSelector, LabelSelectorRequirement
+from .snapshot import PodRecord, Snapshot
+
+__all__ = ["SelectorCounts", "CountArray", "canonical_selector"]
+
+CountArray = npt.NDArray[np.int32]
+
+DEFAULT_MAX_ENTRIES = 256
+
+
+def canonical_selector(sel: LabelSelector) -> LabelSelector:
+    """The same selector with its parts sorted, so equal selectors share one entry."""
+    labels = tuple(sorted(set(sel.match_labels)))
+    exprs = tuple(
+        sorted(
+            {
+                LabelSelectorRequirement(r.key, r.operator, tuple(sorted(set(r.values))))
+                for r in sel.match_expressions
+            },
+            key=lambda r: (r.key, r.operator, r.values),
+        )
+    )
+    return LabelSelector(match_labels=labels, match_expressions=exprs)
+
+
+class SelectorCounts:
+    """A PodListener: for each (namespace, selector) asked for, an int32 count per row.
+
+    Counts cover the pods the snapshot holds on nodes (bound or assumed), never the pods that are
+    only nominated, as kube's NodeInfo.Pods does. Arrays handed out are live views of the index:
+    read them within the cycle, never write to them.
+    """
+
+    def __init__(self, snap: Snapshot, max_entries: int = DEFAULT_MAX_ENTRIES) -> None:
+        self._snap = snap
+        self._capacity = snap.capacity
+        self._max_entries = max_entries
+        # namespace -> selector -> counts per row
+        self._by_ns: dict[str, dict[LabelSelector, CountArray]] = {}
+        self._lru: OrderedDict[tuple[str, LabelSelector], None] = OrderedDict()
+
+    @classmethod
+    def for_snapshot(cls, snap: Snapshot) -> SelectorCounts:
+        """The index registered on `snap`, registering one the first time."""
+        for listener in snap.listeners:
+            if isinstance(listener, SelectorCounts):
+                return listener
+        index = cls(snap)
+        snap.add_listener(index)
+        return index
+
+    def __len__(self) -> int:
+        return len(self._lru)
+
+    def counts(self, namespace: str, selector: LabelSelector) -> CountArray:
+        """Pods in `namespace` whose labels match `selector`, per row (length = capacity)."""
+        sel = canonical_selector(selector)
+        key = (namespace, sel)
+        per_ns = self._by_ns.get(namespace)
+        arr = per_ns.get(sel) if per_ns is not None else None
+        if arr is not None:
+            self._lru.move_to_end(key)
+            return arr
+        arr = np.zeros(self._capacity, dtype=np.int32)
+        index = self._snap.index
+        for rec in self._snap.pods.values():
+            pod = rec.pod
+            if pod.namespace == namespace and sel.matches(pod.labels):
+                arr[index[rec.node_name]] += 1
+        self._by_ns.setdefault(namespace, {})[sel] = arr
+        self._lru[key] = None
+        while len(self._lru) > self._max_entries:
+            (old_ns, old_sel), _ = self._lru.popitem(last=False)
+            entries = self._by_ns[old_ns]
+            del entries[old_sel]
+            if not entries:
+                del self._by_ns[old_ns]
+        return arr
+
+    # ---- PodListener ---------------------------------------------------------------------
+    def _update(self, rec: PodRecord, row: int, delta: int) -> None:
+        pod = rec.pod
+        entries = self._by_ns.get(pod.namespace)
+        if not entries:
+            return
+        for sel, arr in entries.items():
+            if sel.matches(pod.labels):
+                arr[row] += delta
+
+    def pod_added(self, rec: PodRecord, row: int) -> None:
+        self._update(rec, row, +1)
+
+    def pod_removed(self, rec: PodRecord, row: int) -> None:
+        self._update(rec, row, -1)
+
+    def grow(self, capacity: int) -> None:
+        if capacity <= self._capacity:
+            return
+        for entries in self._by_ns.values():
+            for sel, arr in entries.items():
+                out = np.zeros(capacity, dtype=np.int32)
+                out[: arr.shape[0]] = arr
+                entries[sel] = out
+        self._capacity = capacity
