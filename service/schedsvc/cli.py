@@ -1,0 +1,136 @@
+"""`schedsvc serve`: the server's command line (flags, with SCHEDSVC_* environment defaults)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import sys
+from collections.abc import Sequence
+
+from .config import default_config, load_config
+from .engine.scheduler import Engine
+from .errors import ConfigError
+from .server.app import Server, ServerOptions
+from .server.servicer import Limits
+
+__all__ = ["main", "build_parser", "parse_feature_gates"]
+
+KNOWN_GATES = {"OpportunisticBatching": True}
+
+
+def parse_feature_gates(text: str) -> dict[str, bool]:
+    """kube's --feature-gates syntax: "A=true,B=false"."""
+    gates = dict(KNOWN_GATES)
+    for part in filter(None, (p.strip() for p in text.split(","))):
+        name, sep, value = part.partition("=")
+        if not sep or value.lower() not in ("true", "false"):
+            raise ConfigError("--feature-gates", f"expected Name=true|false, got {part!r}")
+        if name not in KNOWN_GATES:
+            raise ConfigError("--feature-gates", f"unknown feature gate {name!r}")
+        gates[name] = value.lower() == "true"
+    return gates
+
+
+def _env(name: str, default: str) -> str:
+    return os.environ.get("SCHEDSVC_" + name, default)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="schedsvc", description=__doc__)
+    sub = p.add_subparsers(dest="command", required=True)
+    s = sub.add_parser(
+        "serve",
+        help="run the gRPC server",
+        description="Serve schedsvc.v1.ScheduleService. Every flag defaults to the environment "
+        "variable SCHEDSVC_<FLAG> (upper case, dashes as underscores) when set.",
+    )
+    s.add_argument("--address", default=_env("ADDRESS", "127.0.0.1:50051"),
+                   help="HOST:PORT to listen on (default %(default)s)")
+    s.add_argument("--config", default=_env("CONFIG", ""),
+                   help="KubeSchedulerConfiguration v1 YAML file")
+    s.add_argument("--metrics-address", default=_env("METRICS_ADDRESS", ""),
+                   help="HOST:PORT for Prometheus /metrics (off when empty)")
+    s.add_argument("--feature-gates", default=_env("FEATURE_GATES", ""),
+                   help="kube syntax, e.g. OpportunisticBatching=false")
+    s.add_argument("--seed", type=int, default=int(_env("SEED", "-1")),
+                   help="seed for tie-breaking among equal scores (-1: random)")
+    s.add_argument("--max-workers", type=int, default=int(_env("MAX_WORKERS", "16")),
+                   help="gRPC handler threads")
+    s.add_argument("--max-pods-per-request", type=int,
+                   default=int(_env("MAX_PODS_PER_REQUEST", "10000")))
+    s.add_argument("--max-message-bytes", type=int,
+                   default=int(_env("MAX_MESSAGE_BYTES", str(64 * 1024 * 1024))))
+    s.add_argument("--grace-seconds", type=float, default=float(_env("GRACE_SECONDS", "10")),
+                   help="how long SIGTERM waits for in-flight RPCs")
+    s.add_argument("--log-level", default=_env("LOG_LEVEL", "INFO"))
+    s.add_argument("--log-format", choices=("text", "json"), default=_env("LOG_FORMAT", "text"))
+    return p
+
+
+class _JsonFormatter(logging.Formatter):
+    def format(self, record: logging.LogRecord) -> str:
+        out = {
+            "ts": self.formatTime(record),
+            "level": record.levelname,
+            "logger": record.name,
+            "msg": record.getMessage(),
+        }
+        if record.exc_info:
+            out["exc"] = self.formatException(record.exc_info)
+        return json.dumps(out)
+
+
+def _setup_logging(level: str, fmt: str) -> None:
+    handler = logging.StreamHandler()
+    if fmt == "json":
+        handler.setFormatter(_JsonFormatter())
+    else:
+        handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s %(message)s"))
+    logging.basicConfig(level=level.upper(), handlers=[handler], force=True)
+
+
+def serve(args: argparse.Namespace) -> int:
+    _setup_logging(args.log_level, args.log_format)
+    try:
+        config = load_config(args.config) if args.config else default_config()
+        gates = parse_feature_gates(args.feature_gates)
+    except ConfigError as exc:
+        print(f"schedsvc: configuration error: {exc}", file=sys.stderr)
+        return 2
+    observer = None
+    if args.metrics_address:
+        from .observability.metrics import PrometheusObserver, start_metrics_server
+
+        observer = PrometheusObserver()
+        start_metrics_server(args.metrics_address)
+    engine = Engine(
+        config,
+        seed=None if args.seed < 0 else args.seed,
+        batching_enabled=gates["OpportunisticBatching"],
+        **({"observer": observer} if observer is not None else {}),
+    )
+    options = ServerOptions(
+        address=args.address,
+        max_workers=args.max_workers,
+        max_message_bytes=args.max_message_bytes,
+        grace_seconds=args.grace_seconds,
+        limits=Limits(max_pods_per_request=args.max_pods_per_request),
+    )
+    server = Server(engine, options).start()
+    server.install_signal_handlers()
+    print(f"schedsvc listening on port {server.port}", flush=True)
+    server.wait()
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    if args.command == "serve":
+        return serve(args)
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,244 @@
+"""Opportunistic batching (KEP-5598) with rescoring, per profile, keyed by the cycle counter.
+
+The checks run in the order of kube's batch.go, each exit a named flush reason. Where kube
+pops the next node of a stale sorted list, we keep the last full cycle's feasible rows (in
+visiting order) with each plugin's *raw* scores: a hint renormalizes them over the rows that
+remain and picks the best exactly as a full cycle would (same ties, same seeded draw). Between
+hints only the last chosen node changes, and it is filtered and rescored before each hint, so
+with percentageOfNodesToScore 100 a hint equals the full cycle's choice.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from enum import Enum
+from typing import Any
+
+import numpy as np
+
+from ..framework import Rows
+from .observer import Observer
+from .podinfo import PodInfo
+from .runtime import Framework, ScoreResult
+from .snapshot import IntArray, Snapshot
+
+__all__ = ["FlushReason", "HintResult", "BatchState"]
+
+
+class FlushReason(str, Enum):
+    POD_SKIPPED = "pod_skipped"
+    POD_FAILED = "pod_failed"
+    POD_INCOMPATIBLE = "pod_incompatible"
+    EXPIRED = "expired"
+    NODE_MISSING = "node_missing"
+    NODE_NOT_FULL = "node_not_full"
+    EMPTY_LIST = "empty_list"
+    POD_NOT_BATCHABLE = "pod_not_batchable"
+    # ours: an UpdateSnapshot may have changed any node, so cached scores are no longer exact
+    SNAPSHOT_CHANGED = "snapshot_changed"
+
+
+@dataclass(slots=True)
+class HintResult:
+    row: int | None
+    score: int = 0
+
+
+@dataclass(slots=True)
+class _Cached:
+    signature: bytes
+    rows: Rows  # feasible rows of the last full cycle still usable, in visiting order
+    raw: dict[str, IntArray]  # plugin -> raw scores aligned with rows
+    states: dict[str, Any]  # plugin -> its PreScore state (for normalize)
+    skipped: set[str]
+    created: float
+
+
+class BatchState:
+    """One profile's batch state. Called under the cluster lock only."""
+
+    def __init__(
+        self,
+        fw: Framework,
+        observer: Observer,
+        enabled: bool,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.fw = fw
+        self.profile = fw.name
+        self.observer = observer
+        self.enabled = enabled and fw.profile.batching.enabled
+        self.rescore = fw.profile.batching.rescore
+        self.max_age = fw.profile.batching.max_batch_age_seconds
+        self.clock = clock
+        self._state: _Cached | None = None
+        self.last_cycle = -1
+        self.last_row = -1
+        self.last_name = ""
+        self.succeeded = False
+        self._signature: tuple[int, bytes | None] = (-1, None)
+        self._hinted: tuple[int, int] = (-1, -1)  # (cycle, row) of the last hint given
+        self.batched_pods = 0
+
+    # ---- bookkeeping ------------------------------------------------------------------------
+    def _flush(self, reason: FlushReason) -> None:
+        self._state = None
+        self.observer.batch_flush(self.profile, reason.value)
+
+    def on_snapshot_change(self) -> None:
+        if self._state is not None:
+            self._flush(FlushReason.SNAPSHOT_CHANGED)
+
+    def _set_cycle(self, cycle: int, row: int, name: str, succeeded: bool) -> None:
+        self.last_cycle, self.last_row, self.last_name = cycle, row, name
+        self.succeeded = succeeded
+
+    # ---- GetNodeHint ------------------------------------------------------------------------
+    def get_node_hint(
+        self, info: PodInfo, snap: Snapshot, cycle: int, rng: np.random.Generator
+    ) -> HintResult:
+        started = time.perf_counter()
+        result = HintResult(None)
+        try:
+            if not self.enabled:
+                return result
+            sig = self.fw.sign(info)
+            self._signature = (cycle, sig)
+            row = self._compatible(info, snap, cycle, sig)
+            if row is None:
+                self.observer.batch_attempt(self.profile, "no_hint")
+                return result
+            result = self._pick(info, rng)
+            self._hinted = (cycle, result.row if result.row is not None else -1)
+            self.observer.batch_attempt(
+                self.profile, "hint" if result.row is not None else "no_hint"
+            )
+            return result
+        finally:
+            if self.enabled:
+                self.observer.hint_duration(
+                    self.profile, result.row is not None, time.perf_counter() - started
+                )
+
+    def _compatible(
+        self, info: PodInfo, snap: Snapshot, cycle: int, sig: bytes | None
+    ) -> int | None:
+        """kube's batchStateCompatible, plus the rescore path; the last chosen row on success."""
+        st = self._state
+        if st is None or len(st.rows) == 0:
+            return None
+        if cycle != self.last_cycle + 1:
+            self._flush(FlushReason.POD_SKIPPED)
+            return None
+        if not self.succeeded:
+            self._flush(FlushReason.POD_FAILED)
+            return None
+        if sig is None or sig != st.signature:
+            self._flush(FlushReason.POD_INCOMPATIBLE)
+            return None
+        if self.clock() > st.created + self.max_age:
+            self._flush(FlushReason.EXPIRED)
+            return None
+        row = self.last_row
+        if snap.row_of(self.last_name) != row:
+            self._flush(FlushReason.NODE_MISSING)
+            return None
+        pos = np.flatnonzero(st.rows == row)
+        cs = self.fw.run_pre_filter(info, snap)
+        rows = np.array([row], dtype=np.intp)
+        if cs.rejected is not None:
+            feasible = False
+        elif cs.allowed is not None and self.last_name not in cs.allowed:
+            feasible = False
+        else:
+            feasible = bool(self.fw.run_filter(cs, info, snap, rows).feasible[0])
+        if not feasible:
+            if len(pos):
+                keep = np.ones(len(st.rows), dtype=np.bool_)
+                keep[pos] = False
+                st.rows = st.rows[keep]
+                st.raw = {k: v[keep] for k, v in st.raw.items()}
+        elif not self.rescore:
+            self._flush(FlushReason.NODE_NOT_FULL)
+            return None
+        elif len(pos):
+            # Rescore path: the node still fits; its usage changed, so score it again.
+            sr = self.fw.run_score(info, snap, rows)
+            for name, arr in sr.raw.items():
+                if name in st.raw:
+                    st.raw[name][pos] = arr[0]
+        if len(st.rows) == 0:
+            self._flush(FlushReason.EMPTY_LIST)
+            return None
+        return row
+
+    def _pick(self, info: PodInfo, rng: np.random.Generator) -> HintResult:
+        """Select host over the cached rows exactly as a full cycle would over its feasible set."""
+        st = self._state
+        assert st is not None
+        if len(st.rows) == 1:
+            return HintResult(int(st.rows[0]), 0)
+        totals = np.zeros(len(st.rows), dtype=np.int64)
+        for p in self.fw.score:
+            if p.name in st.skipped:
+                continue
+            norm = p.normalize(st.states.get(p.name), info, st.raw[p.name].copy())
+            totals += norm * self.fw.weights[p.name]
+        best = int(totals.max())
+        ties = np.flatnonzero(totals == best)
+        pick = int(ties[rng.integers(len(ties))]) if len(ties) > 1 else int(ties[0])
+        return HintResult(int(st.rows[pick]), best)
+
+    # ---- StoreScheduleResults ---------------------------------------------------------------
+    def hint_used(self, cycle: int, row: int, name: str) -> None:
+        self._set_cycle(cycle, row, name, True)
+        self.batched_pods += 1
+        self.observer.batch_attempt(self.profile, "hint_used")
+
+    def _note_unused_hint(self, cycle: int) -> None:
+        if self._hinted[0] == cycle:
+            self.observer.batch_attempt(self.profile, "hint_not_used")
+
+    def store(
+        self, info: PodInfo, cycle: int, row: int, name: str, feasible: Rows, sr: ScoreResult
+    ) -> None:
+        """After a full, scored cycle: keep its feasible rows and raw scores for the next pod."""
+        if not self.enabled:
+            return
+        started = time.perf_counter()
+        self._note_unused_hint(cycle)
+        self._set_cycle(cycle, row, name, True)
+        sig_cycle, sig = self._signature
+        if sig_cycle != cycle:
+            sig = self.fw.sign(info)
+        if sig is None:
+            if self._state is not None:
+                self._flush(FlushReason.POD_NOT_BATCHABLE)
+            self.observer.store_duration(self.profile, time.perf_counter() - started)
+            return
+        self._state = _Cached(
+            signature=sig,
+            rows=feasible.copy(),
+            raw={k: np.array(v, dtype=np.int64) for k, v in sr.raw.items()},
+            states=dict(sr.states),
+            skipped=set(sr.skipped),
+            created=self.clock(),
+        )
+        self.observer.store_duration(self.profile, time.perf_counter() - started)
+
+    def store_unscored(self, cycle: int, row: int, name: str) -> None:
+        """One feasible node, placed without scoring: nothing sorted to keep (kube: empty_list)."""
+        if not self.enabled:
+            return
+        self._note_unused_hint(cycle)
+        self._set_cycle(cycle, row, name, True)
+        if self._state is not None:
+            self._flush(FlushReason.EMPTY_LIST)
+
+    def store_failure(self, cycle: int) -> None:
+        if not self.enabled:
+            return
+        self._note_unused_hint(cycle)
+        self._set_cycle(cycle, -1, "", False)

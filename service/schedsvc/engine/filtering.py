@@ -1,0 +1,217 @@
+"""The filter stage (kube's findNodesThatPassFilters), deterministic.
+
+Nodes are visited from `start` in the snapshot's fixed order, cut into pieces; pieces run on
+the thread pool a wave at a time, and the stage stops after the wave that found enough feasible
+nodes. The result is the first `num_to_find` feasible nodes in visiting order (kube's is
+whatever its goroutines found first; ours does not depend on timing).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..framework import Code, Rows
+from .podinfo import PodInfo
+from .runtime import BlockResult, CycleState, Framework, Rejection
+from .snapshot import Snapshot
+
+__all__ = [
+    "MIN_FEASIBLE_NODES_TO_FIND",
+    "MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND",
+    "num_feasible_nodes_to_find",
+    "Diagnosis",
+    "FilterOutcome",
+    "find_nodes_that_fit",
+    "fit_error_message",
+]
+
+MIN_FEASIBLE_NODES_TO_FIND = 100
+MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5
+# Below this many rows a piece is not worth a thread hand-off (see bench/ for the measurement).
+MIN_PIECE_ROWS = 2048
+
+
+def num_feasible_nodes_to_find(num_all_nodes: int, percentage: int) -> int:
+    """kube's numFeasibleNodesToFind; percentage 0 means adaptive (50 - nodes/125, floor 5)."""
+    if num_all_nodes < MIN_FEASIBLE_NODES_TO_FIND:
+        return num_all_nodes
+    if percentage == 0:
+        percentage = 50 - num_all_nodes // 125
+        if percentage < MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND:
+            percentage = MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND
+    num = num_all_nodes * percentage // 100
+    if num < MIN_FEASIBLE_NODES_TO_FIND:
+        return MIN_FEASIBLE_NODES_TO_FIND
+    return num
+
+
+@dataclass(slots=True)
+class Diagnosis:
+    """Why nodes were rejected: per plugin, its rejected rows and each reason's rows."""
+
+    rejections: list[Rejection] = field(default_factory=list)
+    pre_filter_msg: str = ""
+    # rows not in a PreFilterResult, and the plugins that narrowed
+    absent_rows: Rows | None = None
+    absent_plugins: tuple[str, ...] = ()
+
+    def reason_counts(self) -> dict[str, int]:
+        counts: dict[str, int] = {}
+        for rej in self.rejections:
+            for reason, rows in rej.reasons:
+                counts[reason] = counts.get(reason, 0) + len(rows)
+        if self.absent_rows is not None and len(self.absent_rows):
+            r = absent_reason(self.absent_plugins)
+            counts[r] = counts.get(r, 0) + len(self.absent_rows)
+        return counts
+
+    def unschedulable_plugins(self) -> set[str]:
+        out = {rej.plugin for rej in self.rejections}
+        if self.absent_rows is not None and len(self.absent_rows):
+            out.update(self.absent_plugins)
+        return out
+
+    def per_row(self) -> dict[int, tuple[str, list[str]]]:
+        """row -> (first rejecting plugin, its reasons); for Explain, not the hot path."""
+        out: dict[int, tuple[str, list[str]]] = {}
+        for rej in self.rejections:
+            for r in rej.rows.tolist():
+                out[r] = (rej.plugin, [])
+            for reason, rows in rej.reasons:
+                for r in rows.tolist():
+                    out[r][1].append(reason)
+        if self.absent_rows is not None:
+            reason = absent_reason(self.absent_plugins)
+            for r in self.absent_rows.tolist():
+                out[r] = (_go_list(list(self.absent_plugins)), [reason])
+        return out
+
+
+def absent_reason(plugins: tuple[str, ...]) -> str:
+    return f"node(s) didn't satisfy plugin(s) {_go_list(sorted(plugins))}"
+
+
+def _go_list(items: list[str]) -> str:
+    return "[" + " ".join(items) + "]"
+
+
+def fit_error_message(num_all_nodes: int, diagnosis: Diagnosis) -> str:
+    """kube's FitError.Error(): reasons histogram sorted as strings, "count reason"."""
+    msg = f"0/{num_all_nodes} nodes are available:"
+    if diagnosis.pre_filter_msg:
+        return msg + f" {diagnosis.pre_filter_msg}."
+    parts = sorted(f"{v} {k}" for k, v in diagnosis.reason_counts().items())
+    if parts:
+        msg += " " + ", ".join(parts) + "."
+    return msg
+
+
+@dataclass(slots=True)
+class FilterOutcome:
+    feasible: Rows  # in visiting order
+    processed: int  # nodes visited (for the round-robin start index)
+    diagnosis: Diagnosis
+
+
+NominatedCheck = Callable[[Rows], tuple[Rows, list[Rejection]]]
+
+
+def find_nodes_that_fit(
+    fw: Framework,
+    cs: CycleState,
+    pod: PodInfo,
+    snap: Snapshot,
+    start: int,
+    num_to_find: int,
+    executor: ThreadPoolExecutor | None,
+    parallelism: int,
+    nominated: NominatedCheck | None = None,
+) -> FilterOutcome:
+    """Visit nodes from `start`; stop after the wave that found `num_to_find` feasible ones.
+
+    `nominated` re-checks feasible rows that have nominated pods (two passes, kube's
+    RunFilterPluginsWithNominatedPods): it returns the rows that stay feasible and the
+    rejections of those that do not.
+    """
+    diag = Diagnosis()
+    order = snap.order
+    if cs.allowed is not None:
+        allowed_rows = np.fromiter(
+            (r for n in cs.allowed if (r := snap.row_of(n)) is not None), dtype=np.intp
+        )
+        mask = np.zeros(snap.capacity, dtype=np.bool_)
+        mask[allowed_rows] = True
+        diag.absent_rows = order[~mask[order]]
+        diag.absent_plugins = tuple(cs.narrowed_by)
+        order = order[mask[order]]
+    n = len(order)
+    if n == 0:
+        return FilterOutcome(np.zeros(0, dtype=np.intp), 0, diag)
+    start %= n
+    visit = np.concatenate((order[start:], order[:start])) if start else order
+
+    piece = max(MIN_PIECE_ROWS, -(-n // max(parallelism, 1)))
+    bounds = [(i, min(i + piece, n)) for i in range(0, n, piece)]
+    found: list[Rows] = []
+    found_count = 0
+    processed = 0
+    wave = max(parallelism, 1) if executor is not None else 1
+    for w in range(0, len(bounds), wave):
+        chunk = bounds[w : w + wave]
+        blocks = [visit[a:b] for a, b in chunk]
+        results: list[BlockResult]
+        if executor is not None and len(blocks) > 1:
+            results = list(executor.map(lambda b: fw.run_filter(cs, pod, snap, b), blocks))
+        else:
+            results = [fw.run_filter(cs, pod, snap, b) for b in blocks]
+        for block, res in zip(blocks, results, strict=True):
+            feas = block[res.feasible]
+            if nominated is not None and len(feas):
+                feas, extra = nominated(feas)
+                res.rejections.extend(extra)
+            if found_count + len(feas) >= num_to_find:
+                need = num_to_find - found_count
+                last = feas[need - 1] if need > 0 else block[0]
+                cut = int(np.flatnonzero(block == last)[0]) + 1
+                kept = block[:cut]
+                found.append(feas[:need])
+                found_count += need
+                processed += cut
+                _record(diag, res, kept)
+                return FilterOutcome(np.concatenate(found), processed, diag)
+            found.append(feas)
+            found_count += len(feas)
+            processed += len(block)
+            _record(diag, res, None)
+    feasible = np.concatenate(found) if found else np.zeros(0, dtype=np.intp)
+    return FilterOutcome(feasible, processed, diag)
+
+
+def _record(diag: Diagnosis, res: BlockResult, kept: Rows | None) -> None:
+    """Add a block's rejections to the diagnosis, limited to the rows actually visited."""
+    for rej in res.rejections:
+        if kept is None:
+            diag.rejections.append(rej)
+            continue
+        keep = np.isin(rej.rows, kept)
+        if not keep.any():
+            continue
+        reasons = [(r, rows[np.isin(rows, kept)]) for r, rows in rej.reasons]
+        diag.rejections.append(
+            Rejection(rej.plugin, rej.rows[keep], [(r, x) for r, x in reasons if len(x)], rej.code)
+        )
+
+
+def prefilter_rejection(cs: CycleState, snap: Snapshot) -> Diagnosis:
+    """Every node rejected by PreFilter with the same status."""
+    assert cs.rejected is not None
+    msg, plugins, code = cs.rejected
+    order = snap.order
+    return Diagnosis(
+        rejections=[Rejection(plugins[0], order, [(msg, order)], code or Code.UNRESOLVABLE)],
+        pre_filter_msg=msg,
+    )

@@ -1,0 +1,204 @@
+"""A profile's framework: its plugins per extension point, run over blocks of node rows.
+
+The filter chain runs plugin by plugin over the rows still feasible, so a node is judged by the
+first plugin that rejects it, exactly as kube's RunFilterPlugins stops at the first failure.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ..config import ProfileConfig
+from ..framework import (
+    SKIP,
+    Code,
+    FilterPlugin,
+    Plugin,
+    PreFilterPlugin,
+    PreFilterResult,
+    PreScorePlugin,
+    Rows,
+    ScorePlugin,
+    SignPlugin,
+)
+from ..plugins.registry import Registry
+from .podinfo import PodInfo
+from .snapshot import BoolArray, IntArray, Snapshot
+
+__all__ = ["Framework", "CycleState", "Rejection", "BlockResult", "ScoreResult"]
+
+
+@dataclass(slots=True)
+class Rejection:
+    """Rows a plugin rejected in one block, and each reason's rows among them."""
+
+    plugin: str
+    rows: Rows
+    reasons: list[tuple[str, Rows]]
+    code: str
+
+
+@dataclass(slots=True)
+class CycleState:
+    """Per-pod, per-cycle plugin state (kube's CycleState, typed per plugin by the plugin)."""
+
+    states: dict[str, Any] = field(default_factory=dict)
+    skip_filter: set[str] = field(default_factory=set)
+    # PreFilterResult narrowing: names allowed, and the plugins that narrowed
+    allowed: frozenset[str] | None = None
+    narrowed_by: list[str] = field(default_factory=list)
+    # PreFilter rejected the pod outright: (message, plugins)
+    rejected: tuple[str, tuple[str, ...], str] | None = None
+
+
+@dataclass(slots=True)
+class BlockResult:
+    feasible: BoolArray  # over the block
+    rejections: list[Rejection]
+
+
+@dataclass(slots=True)
+class ScoreResult:
+    totals: IntArray
+    per_plugin: dict[str, IntArray]  # normalized, before weight
+    skipped: set[str]
+    raw: dict[str, IntArray]  # before normalization (batching renormalizes these)
+    states: dict[str, Any]  # PreScore states, which normalize may read
+
+
+def _as_rows(a: Any) -> Rows:
+    return np.asarray(a, dtype=np.intp)
+
+
+class Framework:
+    """The plugins of one profile, instantiated once and shared by its extension points."""
+
+    def __init__(self, profile: ProfileConfig, registry: Registry) -> None:
+        self.profile = profile
+        self.name = profile.scheduler_name
+        names: list[str] = []
+        for point in ("preFilter", "filter", "preScore", "score"):
+            for n in profile.points.get(point, ()):
+                if n not in names:
+                    names.append(n)
+        self.plugins: dict[str, Plugin] = {
+            n: registry.new(n, profile.plugin_args.get(n)) for n in names
+        }
+        self.pre_filter: list[PreFilterPlugin] = [
+            p for n in profile.points["preFilter"]
+            if isinstance(p := self.plugins[n], PreFilterPlugin)
+        ]
+        self.filter: list[FilterPlugin] = [
+            p for n in profile.points["filter"] if isinstance(p := self.plugins[n], FilterPlugin)
+        ]
+        self.pre_score: list[PreScorePlugin] = [
+            p for n in profile.points["preScore"]
+            if isinstance(p := self.plugins[n], PreScorePlugin)
+        ]
+        self.score: list[ScorePlugin] = [
+            p for n in profile.points["score"] if isinstance(p := self.plugins[n], ScorePlugin)
+        ]
+        self.weights: dict[str, int] = {p.name: profile.weights.get(p.name, 1) for p in self.score}
+        self.signers: list[SignPlugin] = [
+            p for p in self.plugins.values() if isinstance(p, SignPlugin)
+        ]
+        self.fully_signable = all(isinstance(p, SignPlugin) for p in self.plugins.values())
+
+    # ---- PreFilter ------------------------------------------------------------------------
+    def run_pre_filter(self, pod: PodInfo, snap: Snapshot) -> CycleState:
+        cs = CycleState()
+        filter_names = {p.name for p in self.filter}
+        for p in self.pre_filter:
+            res = p.pre_filter(pod, snap)
+            if res is SKIP:
+                cs.skip_filter.add(p.name)
+                continue
+            assert isinstance(res, PreFilterResult)
+            if res.reject:
+                cs.rejected = (", ".join(res.reject), (p.name,), res.reject_code)
+                return cs
+            cs.states[p.name] = res.state
+            if res.node_names is not None:
+                cs.narrowed_by.append(p.name)
+                cs.allowed = (
+                    res.node_names if cs.allowed is None else cs.allowed & res.node_names
+                )
+        if cs.allowed is not None and not cs.allowed:
+            names = cs.narrowed_by
+            msg = (
+                f"node(s) didn't satisfy plugin {names[0]}"
+                if len(names) == 1
+                else f"node(s) didn't satisfy plugin(s) {_go_list(sorted(names))} simultaneously"
+            )
+            cs.rejected = (msg, tuple(names), Code.UNRESOLVABLE)
+        # a filter plugin with no PreFilter keeps running
+        cs.skip_filter &= filter_names
+        return cs
+
+    # ---- Filter ---------------------------------------------------------------------------
+    def run_filter(self, cs: CycleState, pod: PodInfo, snap: Snapshot, rows: Rows) -> BlockResult:
+        """Run the chain over `rows`; each plugin sees only the rows still feasible."""
+        feasible = np.ones(len(rows), dtype=np.bool_)
+        live = np.arange(len(rows))  # positions in the block still feasible
+        rejections: list[Rejection] = []
+        for p in self.filter:
+            if p.name in cs.skip_filter or live.size == 0:
+                continue
+            sub = rows[live]
+            res = p.filter(cs.states.get(p.name), pod, snap, sub)
+            ok = res.feasible
+            if ok.all():
+                continue
+            bad = ~ok
+            bad_rows = _as_rows(sub[bad])
+            reasons = [(r, _as_rows(sub[m & bad])) for r, m in res.reasons if (m & bad).any()]
+            rejections.append(Rejection(p.name, bad_rows, reasons, res.code))
+            feasible[live[bad]] = False
+            live = live[ok]
+        return BlockResult(feasible, rejections)
+
+    # ---- Score ----------------------------------------------------------------------------
+    def run_score(self, pod: PodInfo, snap: Snapshot, rows: Rows) -> ScoreResult:
+        states: dict[str, Any] = {}
+        skipped: set[str] = set()
+        for p in self.pre_score:
+            st = p.pre_score(pod, snap, rows)
+            if st is SKIP:
+                skipped.add(p.name)
+            else:
+                states[p.name] = st
+        totals = np.zeros(len(rows), dtype=np.int64)
+        per_plugin: dict[str, IntArray] = {}
+        raws: dict[str, IntArray] = {}
+        for p in self.score:
+            if p.name in skipped:
+                per_plugin[p.name] = np.zeros(len(rows), dtype=np.int64)
+                continue
+            st = states.get(p.name)
+            raw = np.asarray(p.score(st, pod, snap, rows), dtype=np.int64)
+            raws[p.name] = raw
+            norm = p.normalize(st, pod, raw.copy())
+            per_plugin[p.name] = norm
+            totals += norm * self.weights[p.name]
+        return ScoreResult(totals, per_plugin, skipped, raws, states)
+
+    # ---- Sign -----------------------------------------------------------------------------
+    def sign(self, pod: PodInfo) -> bytes | None:
+        """The pod's batching signature; None when any plugin refuses to sign it."""
+        if not self.fully_signable:
+            return None
+        parts: list[bytes] = []
+        for p in self.signers:
+            s = p.sign(pod)
+            if s is None:
+                return None
+            parts.append(p.name.encode() + b"\x00" + s + b"\x01")
+        return b"".join(parts)
+
+
+def _go_list(items: list[str]) -> str:
+    """Go's %v of a []string: [a b c]."""
+    return "[" + " ".join(items) + "]"

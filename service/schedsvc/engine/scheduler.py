@@ -1,0 +1,450 @@
+"""Per-cluster scheduler: the cycle counter, profiles, the lock, assume and forget.
+
+One `Cluster` per named cluster. Every operation on it runs under its lock, so the snapshot is
+immutable for the duration of a cycle; different clusters run in parallel.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import threading
+import time
+import uuid
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..config import SchedulerConfig
+from ..errors import FailedPrecondition, InvalidArgument
+from ..model import Namespace, Node, Outcome, Pod
+from ..plugins.registry import Registry, in_tree_registry
+from .batching import BatchState
+from .filtering import (
+    Diagnosis,
+    find_nodes_that_fit,
+    fit_error_message,
+    num_feasible_nodes_to_find,
+    prefilter_rejection,
+)
+from .observer import NULL_OBSERVER, Observer
+from .podinfo import PodInfo, pod_info
+from .runtime import CycleState, Framework, Rejection
+from .snapshot import Snapshot
+
+__all__ = [
+    "Placement",
+    "SnapshotUpdate",
+    "UpdateResult",
+    "NodeExplanation",
+    "Explanation",
+    "Cluster",
+    "Engine",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class Placement:
+    pod_uid: str
+    node_name: str
+    outcome: Outcome
+    message: str = ""
+    reasons: dict[str, int] = field(default_factory=dict)
+    batched: bool = False
+    cycle: int = 0
+    score: int = 0
+    nodes_evaluated: int = 0
+    nodes_feasible: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class SnapshotUpdate:
+    replace: bool = False
+    upsert_nodes: Sequence[Node] = ()
+    remove_nodes: Sequence[str] = ()
+    upsert_pods: Sequence[Pod] = ()
+    remove_pods: Sequence[str] = ()
+    upsert_namespaces: Sequence[Namespace] = ()
+    expected_generation: int = 0
+    expected_epoch: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class UpdateResult:
+    generation: int
+    nodes: int
+    pods: int
+    epoch: str
+
+
+@dataclass(frozen=True, slots=True)
+class NodeExplanation:
+    name: str
+    feasible: bool
+    plugin: str = ""
+    reasons: tuple[str, ...] = ()
+    scores: dict[str, tuple[int, int]] = field(default_factory=dict)  # plugin -> (score, weight)
+    total: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class Explanation:
+    profile: str
+    nodes: tuple[NodeExplanation, ...]
+    chosen_node: str
+    message: str
+
+
+class Cluster:
+    """A named cluster's snapshot and the scheduling state kube keeps beside its cache."""
+
+    def __init__(self, name: str, engine: Engine) -> None:
+        self.name = name
+        self.engine = engine
+        self.snapshot = Snapshot()
+        self.lock = threading.Lock()
+        self.cycle = 0
+        self.next_start_index = 0
+        self.rng = np.random.default_rng(engine.seed)
+        self.batches: dict[str, BatchState] = {
+            n: BatchState(fw, engine.observer, engine.batching_enabled)
+            for n, fw in engine.frameworks.items()
+        }
+
+    # ---- snapshot updates -------------------------------------------------------------------
+    def update(self, upd: SnapshotUpdate) -> UpdateResult:
+        with self.lock:
+            snap = self.snapshot
+            if upd.expected_epoch and upd.expected_epoch != self.engine.epoch:
+                raise FailedPrecondition(
+                    f"epoch is {self.engine.epoch}, not {upd.expected_epoch}: resync"
+                )
+            if upd.expected_generation and upd.expected_generation != snap.generation:
+                raise FailedPrecondition(
+                    f"generation is {snap.generation}, not {upd.expected_generation}: resync"
+                )
+            self._validate(upd)
+            if upd.replace:
+                snap = Snapshot()
+            for name in upd.remove_nodes:
+                snap.remove_node(name)
+            for ns in upd.upsert_namespaces:
+                snap.upsert_namespace(ns)
+            for node in upd.upsert_nodes:
+                snap.upsert_node(node)
+            for uid in upd.remove_pods:
+                snap.remove_pod(uid)
+            for pod in upd.upsert_pods:
+                if pod.node_name:
+                    snap.add_pod(pod, pod.node_name, assumed=False)
+                else:
+                    snap.add_nominated(pod)
+            if upd.replace:
+                snap.generation = self.snapshot.generation + 1
+                self.snapshot = snap
+                self.next_start_index = 0
+            for b in self.batches.values():
+                b.on_snapshot_change()
+            return UpdateResult(snap.generation, snap.num_nodes, len(snap.pods), self.engine.epoch)
+
+    def _validate(self, upd: SnapshotUpdate) -> None:
+        """Check every reference before anything changes: a rejected update changes nothing."""
+        snap = self.snapshot
+        removed = set(upd.remove_nodes)
+        upserted: set[str] = set()
+        for i, node in enumerate(upd.upsert_nodes):
+            if node.name in upserted:
+                raise InvalidArgument(f"upsert_nodes[{i}].name", f"duplicate node {node.name!r}")
+            upserted.add(node.name)
+        for i, name in enumerate(upd.remove_nodes):
+            if not name:
+                raise InvalidArgument(f"remove_nodes[{i}]", "empty node name")
+
+        def exists(name: str) -> bool:
+            if name in upserted:
+                return True
+            return not upd.replace and name in snap.index and name not in removed
+
+        uids: set[str] = set()
+        for i, pod in enumerate(upd.upsert_pods):
+            if pod.uid in uids:
+                raise InvalidArgument(f"upsert_pods[{i}].uid", f"duplicate uid {pod.uid!r}")
+            uids.add(pod.uid)
+            if pod.node_name:
+                if not exists(pod.node_name):
+                    raise InvalidArgument(
+                        f"upsert_pods[{i}].node_name", f"unknown node {pod.node_name!r}"
+                    )
+            elif pod.nominated_node_name:
+                if not exists(pod.nominated_node_name):
+                    raise InvalidArgument(
+                        f"upsert_pods[{i}].nominated_node_name",
+                        f"unknown node {pod.nominated_node_name!r}",
+                    )
+            else:
+                raise InvalidArgument(
+                    f"upsert_pods[{i}].node_name",
+                    "a snapshot pod must be bound (node_name) or nominated (nominated_node_name)",
+                )
+
+    # ---- scheduling ---------------------------------------------------------------------------
+    def schedule(self, pods: Sequence[Pod], dry_run: bool = False) -> tuple[list[Placement], int]:
+        with self.lock:
+            out = [self._schedule_one(p, dry_run) for p in pods]
+            return out, self.snapshot.generation
+
+    def _schedule_one(self, pod: Pod, dry_run: bool) -> Placement:
+        snap = self.snapshot
+        existing = snap.pods.get(pod.uid)
+        if existing is not None:
+            # a retried request: the pod is already bound or assumed here; never assume twice
+            return Placement(
+                pod.uid, existing.node_name, Outcome.SCHEDULED, message="already placed"
+            )
+        self.cycle += 1
+        cycle = self.cycle
+        fw = self.engine.frameworks.get(pod.scheduler_name)
+        if fw is None:
+            return Placement(
+                pod.uid, "", Outcome.REJECTED, cycle=cycle,
+                message=f"no profile serves schedulerName {pod.scheduler_name!r}",
+            )
+        obs = self.engine.observer
+        started = time.perf_counter()
+        info = pod_info(pod)
+        batch = self.batches[fw.name]
+        hint = batch.get_node_hint(info, snap, cycle, self.rng)
+        if hint.row is not None:
+            node = snap.node(hint.row).name
+            if not dry_run:
+                snap.add_pod(dataclasses.replace(pod, node_name=node), node, assumed=True)
+            batch.hint_used(cycle, hint.row, node)
+            obs.scheduled(fw.name, "scheduled", time.perf_counter() - started)
+            return Placement(
+                pod.uid, node, Outcome.SCHEDULED, batched=True, cycle=cycle, score=hint.score,
+                nodes_evaluated=1, nodes_feasible=1,
+            )
+
+        cs = fw.run_pre_filter(info, snap)
+        num_all = snap.num_nodes
+        if cs.rejected is not None:
+            diag = prefilter_rejection(cs, snap)
+            batch.store_failure(cycle)
+            obs.scheduled(fw.name, "unschedulable", time.perf_counter() - started)
+            return self._unschedulable(pod, cycle, num_all, diag, 0)
+
+        nominated = self._nominated_check(fw, info, cs)
+        if pod.nominated_node_name:
+            row = snap.row_of(pod.nominated_node_name)
+            if row is not None:
+                rows = np.array([row], dtype=np.intp)
+                res = fw.run_filter(cs, info, snap, rows)
+                ok = rows[res.feasible]
+                if len(ok) and nominated is not None:
+                    ok, _ = nominated(ok)
+                if len(ok):
+                    row = int(ok[0])
+                    batch.store_unscored(cycle, row, snap.node(row).name)
+                    return self._place(pod, fw, cycle, row, 0, 1, 1, dry_run, started)
+
+        pct = fw.profile.percentage_of_nodes_to_score
+        if pct is None:
+            pct = self.engine.config.percentage_of_nodes_to_score
+        to_find = num_feasible_nodes_to_find(num_all, pct)
+        fo = find_nodes_that_fit(
+            fw, cs, info, snap, self.next_start_index, to_find,
+            self.engine.executor, self.engine.config.parallelism, nominated,
+        )
+        if num_all:
+            self.next_start_index = (self.next_start_index + fo.processed) % num_all
+        feasible = fo.feasible
+        if len(feasible) == 0:
+            batch.store_failure(cycle)
+            obs.scheduled(fw.name, "unschedulable", time.perf_counter() - started)
+            return self._unschedulable(pod, cycle, num_all, fo.diagnosis, fo.processed)
+        if len(feasible) == 1:
+            row = int(feasible[0])
+            batch.store_unscored(cycle, row, snap.node(row).name)
+            return self._place(pod, fw, cycle, row, 0, fo.processed, 1, dry_run, started)
+        sr = fw.run_score(info, snap, feasible)
+        totals = sr.totals
+        best = int(totals.max())
+        ties = np.flatnonzero(totals == best)
+        pick = int(ties[self.rng.integers(len(ties))]) if len(ties) > 1 else int(ties[0])
+        chosen = int(feasible[pick])
+        batch.store(info, cycle, chosen, snap.node(chosen).name, feasible, sr)
+        return self._place(
+            pod, fw, cycle, chosen, best, fo.processed, len(feasible), dry_run, started
+        )
+
+    def _place(
+        self, pod: Pod, fw: Framework, cycle: int, row: int, score: int, evaluated: int,
+        feasible: int, dry_run: bool, started: float,
+    ) -> Placement:
+        node = self.snapshot.node(row).name
+        if not dry_run:
+            self.snapshot.add_pod(dataclasses.replace(pod, node_name=node), node, assumed=True)
+        self.engine.observer.scheduled(fw.name, "scheduled", time.perf_counter() - started)
+        return Placement(
+            pod.uid, node, Outcome.SCHEDULED, cycle=cycle, score=score,
+            nodes_evaluated=evaluated, nodes_feasible=feasible,
+        )
+
+    def _unschedulable(
+        self, pod: Pod, cycle: int, num_all: int, diag: Diagnosis, evaluated: int
+    ) -> Placement:
+        return Placement(
+            pod.uid, "", Outcome.UNSCHEDULABLE, message=fit_error_message(num_all, diag),
+            reasons=diag.reason_counts(), cycle=cycle, nodes_evaluated=evaluated,
+        )
+
+    def _nominated_check(
+        self, fw: Framework, info: PodInfo, cs: CycleState
+    ) -> None | object:
+        """Two-pass filter for rows with nominated pods of priority >= the pod's (kube's
+        addGENominatedPods); None when no such pod exists, the common case."""
+        snap = self.snapshot
+        if not snap.nominated:
+            return None
+        by_row: dict[int, list[Pod]] = {}
+        for rec in snap.nominated.values():
+            p = rec.pod
+            if p.uid == info.uid or p.priority < info.pod.priority:
+                continue
+            row = snap.row_of(rec.nominated_node_name)
+            if row is not None:
+                by_row.setdefault(row, []).append(p)
+        if not by_row:
+            return None
+        nom_rows = np.fromiter(by_row, dtype=np.intp)
+
+        def check(feas: np.ndarray) -> tuple[np.ndarray, list[Rejection]]:
+            hit = feas[np.isin(feas, nom_rows)]
+            if not len(hit):
+                return feas, []
+            rejected: list[Rejection] = []
+            keep = np.ones(len(feas), dtype=np.bool_)
+            gen = snap.generation
+            for row in hit.tolist():
+                node = snap.node(row).name
+                temp = [
+                    dataclasses.replace(p, uid="\x00nominated\x00" + p.uid, node_name=node)
+                    for p in by_row[row]
+                ]
+                for t in temp:
+                    snap.add_pod(t, node)
+                try:
+                    cs1 = fw.run_pre_filter(info, snap)
+                    rows = np.array([row], dtype=np.intp)
+                    res = fw.run_filter(cs1, info, snap, rows)
+                finally:
+                    for t in temp:
+                        snap.remove_pod(t.uid)
+                    snap.generation = gen
+                if not res.feasible[0]:
+                    keep[np.flatnonzero(feas == row)] = False
+                    rejected.extend(res.rejections)
+            return feas[keep], rejected
+
+        return check
+
+    # ---- explain --------------------------------------------------------------------------------
+    def explain(self, pod: Pod) -> Explanation:
+        """Every node's verdict; consumes no cycle, assumes nothing, leaves batch state alone."""
+        with self.lock:
+            snap = self.snapshot
+            fw = self.engine.frameworks.get(pod.scheduler_name)
+            if fw is None:
+                return Explanation(
+                    pod.scheduler_name, (), "",
+                    f"no profile serves schedulerName {pod.scheduler_name!r}",
+                )
+            info = pod_info(pod)
+            cs = fw.run_pre_filter(info, snap)
+            order = snap.order
+            if cs.rejected is not None:
+                diag = prefilter_rejection(cs, snap)
+                feasible = np.zeros(0, dtype=np.intp)
+            else:
+                nominated = self._nominated_check(fw, info, cs)
+                fo = find_nodes_that_fit(
+                    fw, cs, info, snap, 0, len(order), None, 1, nominated
+                )
+                diag, feasible = fo.diagnosis, fo.feasible
+            per_row = diag.per_row()
+            scores: dict[int, dict[str, tuple[int, int]]] = {}
+            totals: dict[int, int] = {}
+            chosen = ""
+            if len(feasible) > 1:
+                sr = fw.run_score(info, snap, feasible)
+                for i, row in enumerate(feasible.tolist()):
+                    scores[row] = {
+                        name: (int(arr[i]), fw.weights[name]) for name, arr in sr.per_plugin.items()
+                    }
+                    totals[row] = int(sr.totals[i])
+                best = int(sr.totals.max())
+                chosen = snap.node(int(feasible[int(np.argmax(sr.totals == best))])).name
+            elif len(feasible) == 1:
+                chosen = snap.node(int(feasible[0])).name
+            nodes = []
+            feasible_set = set(feasible.tolist())
+            for row in order.tolist():
+                name = snap.node(row).name
+                if row in feasible_set:
+                    nodes.append(
+                        NodeExplanation(
+                            name, True, scores=scores.get(row, {}), total=totals.get(row, 0)
+                        )
+                    )
+                else:
+                    plugin, reasons = per_row.get(row, ("", []))
+                    nodes.append(NodeExplanation(name, False, plugin, tuple(reasons)))
+            msg = "" if len(feasible) else fit_error_message(snap.num_nodes, diag)
+            return Explanation(fw.name, tuple(nodes), chosen, msg)
+
+
+class Engine:
+    """All clusters of one server: the configuration, the profiles, the worker pool."""
+
+    def __init__(
+        self,
+        config: SchedulerConfig,
+        *,
+        seed: int | None = None,
+        batching_enabled: bool = True,
+        registry: Registry | None = None,
+        observer: Observer = NULL_OBSERVER,
+    ) -> None:
+        self.config = config
+        self.seed = seed
+        self.batching_enabled = batching_enabled
+        self.observer = observer
+        self.epoch = uuid.uuid4().hex
+        registry = registry or in_tree_registry()
+        self.frameworks = {p.scheduler_name: Framework(p, registry) for p in config.profiles}
+        self.executor: ThreadPoolExecutor | None = (
+            ThreadPoolExecutor(max_workers=config.parallelism, thread_name_prefix="filter")
+            if config.parallelism > 1
+            else None
+        )
+        self._clusters: dict[str, Cluster] = {}
+        self._lock = threading.Lock()
+
+    def cluster(self, name: str) -> Cluster:
+        name = name or "default"
+        c = self._clusters.get(name)
+        if c is None:
+            with self._lock:
+                c = self._clusters.get(name)
+                if c is None:
+                    c = Cluster(name, self)
+                    self._clusters[name] = c
+        return c
+
+    def clusters(self) -> dict[str, Cluster]:
+        return dict(self._clusters)
+
+    def close(self) -> None:
+        if self.executor is not None:
+            self.executor.shutdown(wait=False, cancel_futures=True)

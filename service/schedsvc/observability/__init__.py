@@ -1,0 +1,1 @@
+"""Metrics and traces: the engine's Observer hooks made visible."""
