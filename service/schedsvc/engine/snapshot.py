@@ -236,8 +236,8 @@ class Snapshot:
     def _write_static(self, row: int, node: Node) -> None:
         self.allocatable[row, :] = 0
         for res, qty in node.allocatable.items():
-            col = self.ensure_resource(res)  # may widen the matrix: index it afterwards
-            self.allocatable[row, col] = qty
+            rcol = self.ensure_resource(res)  # may widen the matrix: index it afterwards
+            self.allocatable[row, rcol] = qty
         self.unschedulable[row] = node.unschedulable
         for key, value in node.labels.items():
             col = self.labels.get(key)

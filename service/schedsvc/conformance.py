@@ -1,0 +1,212 @@
+"""Agreement with kube-scheduler v1.35.4 on its recorded verdicts (shared/conformance).
+
+Each case goes Kubernetes JSON -> our proto (the client's converter) -> domain (the server's
+converter) -> engine: Explain for the per-node verdicts and scores, a dry-run Schedule for the
+chosen node. Every expected value is read from the recording; nothing comes from our output.
+
+`python -m schedsvc.conformance [--cases FILE ...]` prints agreement per aspect and plugin and
+the first differing case of each, so a regression points at its plugin at once.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import os
+import sys
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from .config import SchedulerConfig, parse_config
+from .engine.scheduler import Engine, Explanation, SnapshotUpdate
+from .model import Outcome
+from .server.convert import node_from_pb, pod_from_pb
+
+__all__ = ["CaseResult", "Mismatch", "default_paths", "load_cases", "run_case", "main"]
+
+
+def default_paths() -> tuple[Path, Path, Path]:
+    """cases.jsonl.gz, profiles.jsonl.gz and profiles.yaml beside the repository."""
+    env = os.environ.get("SCHEDSVC_CONFORMANCE_DIR")
+    if env:
+        base = Path(env)
+    else:
+        base = Path(__file__).resolve().parents[3] / "shared" / "conformance"
+    return base / "cases.jsonl.gz", base / "profiles.jsonl.gz", base / "profiles.yaml"
+
+
+def load_cases(path: Path) -> Iterator[dict[str, Any]]:
+    with gzip.open(path, "rt", encoding="utf-8") as f:
+        for line in f:
+            if line.strip():
+                yield json.loads(line)
+
+
+@dataclass(frozen=True, slots=True)
+class Mismatch:
+    aspect: str  # feasible, reasons, score:<Plugin>, total, fitError, chosen
+    case: str
+    node: str
+    expected: Any
+    got: Any
+
+
+@dataclass(slots=True)
+class CaseResult:
+    case: str
+    checks: dict[str, int] = field(default_factory=dict)  # aspect -> number compared
+    mismatches: list[Mismatch] = field(default_factory=list)
+
+    def check(self, aspect: str, node: str, expected: Any, got: Any) -> None:
+        self.checks[aspect] = self.checks.get(aspect, 0) + 1
+        if expected != got:
+            self.mismatches.append(Mismatch(aspect, self.case, node, expected, got))
+
+
+def _engine_for(case: Mapping[str, Any], config: SchedulerConfig | None) -> Engine:
+    pct = case.get("percentageOfNodesToScore", 100)
+    if config is None:
+        config = parse_config({"percentageOfNodesToScore": pct})
+    return Engine(config, seed=1, batching_enabled=False)
+
+
+def _to_domain(case: Mapping[str, Any]) -> tuple[SnapshotUpdate, Any]:
+    from schedsvc_client.kube import node_from_kube, pod_from_kube
+
+    nodes = [
+        node_from_pb(node_from_kube(n), f"nodes[{i}]") for i, n in enumerate(case["nodes"])
+    ]
+    pods = [pod_from_pb(pod_from_kube(p), f"pods[{i}]") for i, p in enumerate(case["pods"])]
+    pod = pod_from_pb(pod_from_kube(case["pod"]), "pod")
+    return SnapshotUpdate(replace=True, upsert_nodes=nodes, upsert_pods=pods), pod
+
+
+def run_case(case: Mapping[str, Any], config: SchedulerConfig | None = None) -> CaseResult:
+    """Compare one recorded case with our engine, aspect by aspect, as the README asks."""
+    res = CaseResult(case["id"])
+    exp = case["expected"]
+    engine = _engine_for(case, config)
+    try:
+        upd, pod = _to_domain(case)
+        cluster = engine.cluster("conformance")
+        cluster.update(upd)
+        ex: Explanation = cluster.explain(pod)
+        compare_explanation(res, exp, ex)
+        placements, _ = cluster.schedule([pod], dry_run=True)
+        p = placements[0]
+        if "fitError" in exp:
+            res.check("fitError", "", exp["fitError"], p.message)
+            res.check("chosen", "", "", p.node_name)
+        else:
+            res.check("outcome", "", Outcome.SCHEDULED, p.outcome)
+            best = exp.get("maxNodes")
+            if best is None:  # one feasible node: kube skips scoring
+                best = [n["name"] for n in exp["nodes"] if n["feasible"]]
+            res.check("chosen", "", True, p.node_name in best)
+    finally:
+        engine.close()
+    return res
+
+
+def compare_explanation(res: CaseResult, exp: Mapping[str, Any], ex: Explanation) -> None:
+    ours = {n.name: n for n in ex.nodes}
+    res.check("numNodes", "", exp["numNodes"], len(ex.nodes))
+    skips_scoring = bool(exp.get("kubeSkipsScoring"))
+    for en in exp["nodes"]:
+        name = en["name"]
+        on = ours.get(name)
+        if on is None:
+            res.check("feasible", name, en["feasible"], None)
+            continue
+        res.check("feasible", name, en["feasible"], on.feasible)
+        if not en["feasible"]:
+            if not on.feasible:
+                res.check("reasons", name, sorted(en["reasons"]), sorted(on.reasons))
+                res.check("plugin", name, _plugin_label(en), on.plugin)
+            continue
+        if skips_scoring or not on.feasible:
+            continue
+        for plugin, s in en.get("scores", {}).items():
+            got = on.scores.get(plugin, (0, 0))[0]
+            res.check(f"score:{plugin}", name, s["score"], got)
+        res.check("total", name, en["total"], on.total)
+
+
+def _plugin_label(en: Mapping[str, Any]) -> str:
+    # PreFilterResult rejections are recorded with the narrowing plugins as "[A B]"
+    return str(en.get("plugin", ""))
+
+
+@dataclass(slots=True)
+class Report:
+    cases: int = 0
+    failed_cases: list[str] = field(default_factory=list)
+    checks: dict[str, int] = field(default_factory=dict)
+    wrong: dict[str, int] = field(default_factory=dict)
+    first: dict[str, Mismatch] = field(default_factory=dict)
+
+    def add(self, r: CaseResult) -> None:
+        self.cases += 1
+        if r.mismatches:
+            self.failed_cases.append(r.case)
+        for k, v in r.checks.items():
+            self.checks[k] = self.checks.get(k, 0) + v
+        for m in r.mismatches:
+            self.wrong[m.aspect] = self.wrong.get(m.aspect, 0) + 1
+            self.first.setdefault(m.aspect, m)
+
+    def render(self) -> str:
+        lines = [f"{'aspect':34} {'agree':>8} {'of':>8}"]
+        for k in sorted(self.checks):
+            n = self.checks[k]
+            lines.append(f"{k:34} {n - self.wrong.get(k, 0):>8} {n:>8}")
+        lines.append(
+            f"cases: {self.cases - len(self.failed_cases)}/{self.cases} agree on every aspect"
+        )
+        for k, m in sorted(self.first.items()):
+            lines.append(
+                f"first difference in {k}: case {m.case} node {m.node or '-'}: "
+                f"kube {m.expected!r}, ours {m.got!r}"
+            )
+        return "\n".join(lines)
+
+
+def run_all(cases: Iterable[Mapping[str, Any]], config: SchedulerConfig | None = None) -> Report:
+    rep = Report()
+    for c in cases:
+        rep.add(run_case(c, config))
+    return rep
+
+
+def profiles_config(path: Path) -> SchedulerConfig:
+    with open(path, encoding="utf-8") as f:
+        return parse_config(yaml.safe_load(f))
+
+
+def main(argv: list[str] | None = None) -> int:
+    cases_path, profiles_path, profiles_yaml = default_paths()
+    ap = argparse.ArgumentParser(prog="python -m schedsvc.conformance", description=__doc__)
+    ap.add_argument("--cases", type=Path, default=cases_path)
+    ap.add_argument("--profiles", type=Path, default=profiles_path)
+    ap.add_argument("--profiles-config", type=Path, default=profiles_yaml)
+    args = ap.parse_args(argv)
+    ok = True
+    print(f"== {args.cases} (default profile)")
+    rep = run_all(load_cases(args.cases))
+    print(rep.render())
+    ok &= not rep.failed_cases
+    if args.profiles.exists():
+        print(f"\n== {args.profiles} ({args.profiles_config.name})")
+        rep2 = run_all(load_cases(args.profiles), profiles_config(args.profiles_config))
+        print(rep2.render())
+        ok &= not rep2.failed_cases
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

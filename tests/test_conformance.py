@@ -1,0 +1,109 @@
+"""Agreement with kube-scheduler v1.35.4's recorded verdicts: every case, no exceptions.
+
+Expected values are read from ../shared/conformance and nothing else. All cases run in
+process; a sample of 30 also goes through a real server on a loopback port.
+"""
+
+from __future__ import annotations
+
+import itertools
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from schedsvc.conformance import (
+    CaseResult,
+    compare_explanation,
+    default_paths,
+    load_cases,
+    profiles_config,
+    run_case,
+)
+from schedsvc.engine.scheduler import Explanation, NodeExplanation
+from schedsvc.v1 import schedule_pb2 as pb
+from schedsvc_client.kube import node_from_kube, pod_from_kube
+
+CASES_PATH, PROFILES_PATH, PROFILES_YAML = default_paths()
+pytestmark = pytest.mark.skipif(
+    not CASES_PATH.exists(), reason="shared/conformance is not beside the checkout"
+)
+
+
+def _cases(path: Path) -> list[dict[str, Any]]:
+    return list(load_cases(path)) if path.exists() else []
+
+
+CASES = _cases(CASES_PATH)
+PROFILE_CASES = _cases(PROFILES_PATH)
+
+
+def _explain(r: CaseResult) -> str:
+    return "\n".join(
+        f"{m.aspect} node={m.node}: kube={m.expected!r} ours={m.got!r}" for m in r.mismatches[:20]
+    )
+
+
+def test_the_recording_is_complete() -> None:
+    assert len(CASES) == 430
+    assert len(PROFILE_CASES) == 160
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c["id"] for c in CASES])
+def test_default_profile_case_agrees_with_kube(case: dict[str, Any]) -> None:
+    r = run_case(case)
+    assert not r.mismatches, _explain(r)
+    assert r.checks["feasible"] == case["expected"]["numNodes"]
+
+
+PROFILES = profiles_config(PROFILES_YAML) if PROFILES_YAML.exists() else None
+
+
+@pytest.mark.parametrize("case", PROFILE_CASES, ids=[c["id"] for c in PROFILE_CASES])
+def test_four_profile_case_agrees_with_kube(case: dict[str, Any]) -> None:
+    r = run_case(case, PROFILES)
+    assert not r.mismatches, _explain(r)
+
+
+def _explanation_from_pb(resp: pb.ExplainResponse) -> Explanation:
+    return Explanation(
+        resp.profile,
+        tuple(
+            NodeExplanation(
+                n.name, n.feasible, n.plugin, tuple(n.reasons),
+                {s.plugin: (s.score, s.weight) for s in n.scores}, n.total_score,
+            )
+            for n in resp.nodes
+        ),
+        resp.chosen_node,
+        resp.message,
+    )
+
+
+SAMPLE = list(itertools.islice(CASES[::14], 30))
+
+
+@pytest.mark.parametrize("case", SAMPLE, ids=[c["id"] for c in SAMPLE])
+def test_case_agrees_through_a_real_grpc_server(case: dict[str, Any], stub: Any) -> None:
+    cluster = f"conf-{case['id']}"
+    stub.UpdateSnapshot(
+        pb.UpdateSnapshotRequest(
+            cluster=cluster, replace=True,
+            upsert_nodes=[node_from_kube(n) for n in case["nodes"]],
+            upsert_pods=[pod_from_kube(p) for p in case["pods"]],
+        )
+    )
+    pod = pod_from_kube(case["pod"])
+    ex = stub.Explain(pb.ExplainRequest(cluster=cluster, pod=pod))
+    r = CaseResult(case["id"])
+    exp = case["expected"]
+    compare_explanation(r, exp, _explanation_from_pb(ex))
+    resp = stub.Schedule(pb.ScheduleRequest(cluster=cluster, pods=[pod], dry_run=True))
+    placement = resp.placements[0]
+    if "fitError" in exp:
+        r.check("fitError", "", exp["fitError"], placement.message)
+        r.check("outcome", "", pb.Placement.UNSCHEDULABLE, placement.outcome)
+    else:
+        best = exp.get("maxNodes") or [n["name"] for n in exp["nodes"] if n["feasible"]]
+        r.check("chosen", "", True, placement.node_name in best)
+    assert not r.mismatches, _explain(r)
