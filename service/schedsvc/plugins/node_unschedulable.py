@@ -23,6 +23,7 @@ _UNSCHEDULABLE_TAINT = Taint(key="node.kubernetes.io/unschedulable", effect="NoS
 
 class NodeUnschedulable:
     name = NAME
+    filter_is_static = True  # reads only spec.unschedulable, tracked by static_generation
 
     def filter(self, state: Any, pod: PodInfo, snap: Snapshot, rows: Rows) -> FilterResult:
         tolerated = any(t.tolerates(_UNSCHEDULABLE_TAINT) for t in pod.pod.tolerations)
