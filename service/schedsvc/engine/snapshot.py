@@ -273,23 +273,26 @@ class Snapshot:
                 col.counts[vid] -= 1
             col.ids[row] = -1
         self.taint_matrix[row, :] = False
+        seen: set[str] = set()
         for img in old.images:
             for name in img.names:
                 nm = normalized_image_name(name)
-                arr = self.image_sizes.get(nm)
-                if arr is not None and arr[row]:
-                    arr[row] = 0
-                    self.image_num_nodes[nm] -= 1
+                if nm in seen:  # counted once per node, as _write_static counts it
+                    continue
+                seen.add(nm)
+                self.image_sizes[nm][row] = 0
+                self.image_num_nodes[nm] -= 1
         self.unschedulable[row] = False
         self.allocatable[row, :] = 0
 
     def remove_node(self, name: str) -> None:
         """Drop a node and the pods on it (we keep no ghost nodes, unlike kube's cache)."""
-        row = self.index.pop(name, None)
+        row = self.index.get(name)
         if row is None:
             return
         for uid in list(self.pods_on_row[row]):
-            self.remove_pod(uid)
+            self.remove_pod(uid)  # needs the name still indexed
+        del self.index[name]
         self._clear_static(row)
         self.nodes[row] = None
         self.alive[row] = False

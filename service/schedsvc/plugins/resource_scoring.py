@@ -146,6 +146,9 @@ def parse_resources(value: Any, field: str) -> tuple[ResourceSpec, ...]:
     return tuple(out)
 
 
+BoolArray2D = npt.NDArray[np.bool_]
+
+
 # ---- gathering -------------------------------------------------------------------------------
 
 
@@ -158,15 +161,16 @@ def gather(
 ) -> tuple[IntArray, IntArray]:
     """kube's resourceAllocationScorer.score up to the scorer call, for a block of rows.
 
-    Returns (allocatable, requested) of shape [len(rows), len(specs)], requested including the
-    pod. cpu/memory read the node's NonZeroRequested unless `use_requested`; every other
-    resource reads Requested. A scalar resource the pod does not request, a resource kube does
-    not track per node (pods, unknown names) and any resource with zero allocatable on a node
-    are (0, 0) there: the scorers skip a zero allocatable.
+    Returns (allocatable, requested) of shape [len(specs), len(rows)] (resource-major, so each
+    resource is one contiguous row for the 1-D kernels below), requested including the pod.
+    cpu/memory read the node's NonZeroRequested unless `use_requested`; every other resource
+    reads Requested. A scalar resource the pod does not request, a resource kube does not
+    track per node (pods, unknown names) and any resource with zero allocatable on a node are
+    (0, 0) there: the scorers skip a zero allocatable.
     """
     n = len(rows)
-    alloc = np.zeros((n, len(specs)), dtype=np.int64)
-    req = np.zeros((n, len(specs)), dtype=np.int64)
+    alloc = np.zeros((len(specs), n), dtype=np.int64)
+    req = np.zeros((len(specs), n), dtype=np.int64)
     for i, (spec, pod_req) in enumerate(zip(specs, pod_requests, strict=True)):
         name = spec.name
         if name in (CPU, MEMORY):
@@ -188,21 +192,25 @@ def gather(
             used = snap.requested[rows, scol]
         else:
             continue
-        present = a != 0
-        alloc[:, i] = a
-        req[:, i] = np.where(present, used + pod_req, 0)
+        alloc[i] = a
+        r = used + pod_req
+        r[a == 0] = 0
+        req[i] = r
     return alloc, req
 
 
 # ---- scorers ---------------------------------------------------------------------------------
+# Each loops over the few scored resources with 1-D array operations (no per-node Python).
 
 
-def _weighted_mean_floor(
-    per: IntArray, counted: npt.NDArray[np.bool_], weights: IntArray
-) -> IntArray:
-    w = np.where(counted, weights[np.newaxis, :], 0)
-    total = (per * w).sum(axis=1)
-    wsum = w.sum(axis=1)
+def _weighted_mean_floor(per: IntArray, present: BoolArray2D, weights: IntArray) -> IntArray:
+    n = per.shape[1]
+    total = np.zeros(n, dtype=np.int64)
+    wsum = np.zeros(n, dtype=np.int64)
+    for j in range(per.shape[0]):
+        w = int(weights[j])
+        total += per[j] * (present[j] * w)
+        wsum += present[j] * w
     out: IntArray = np.where(wsum > 0, total // np.maximum(wsum, 1), 0)
     return out
 
@@ -211,7 +219,8 @@ def least_allocated(alloc: IntArray, req: IntArray, weights: IntArray) -> IntArr
     """leastResourceScorer: sum(w * (cap - req) * 100 // cap) // sum(w), 0 when req > cap."""
     present = alloc != 0
     safe = np.where(present, alloc, 1)
-    per = np.where(req > alloc, 0, (alloc - req) * MAX_NODE_SCORE // safe)
+    per = (alloc - req) * MAX_NODE_SCORE // safe
+    per[req > alloc] = 0
     return _weighted_mean_floor(per, present, weights)
 
 
@@ -266,9 +275,13 @@ def requested_to_capacity_ratio(
     util = np.where(req > alloc, MAX_UTILIZATION, req * MAX_UTILIZATION // safe)
     per = broken_linear(util.reshape(-1), utilization, score).reshape(util.shape)
     counted = present & (per > 0)
-    w = np.where(counted, weights[np.newaxis, :], 0)
-    total = (per * w).sum(axis=1)
-    wsum = w.sum(axis=1)
+    n = alloc.shape[1]
+    total = np.zeros(n, dtype=np.int64)
+    wsum = np.zeros(n, dtype=np.int64)
+    for j in range(alloc.shape[0]):
+        w = int(weights[j])
+        total += per[j] * (counted[j] * w)
+        wsum += counted[j] * w
     # round(total / wsum) for total >= 0, wsum > 0, in exact integers
     out: IntArray = np.where(wsum > 0, (2 * total + wsum) // (2 * np.maximum(wsum, 1)), 0)
     return out
@@ -278,30 +291,34 @@ def balanced_allocation(alloc: IntArray, req: IntArray) -> IntArray:
     """balancedResourceScorer: int((1 - std) * 100) over the fractions req/cap capped at 1.
 
     Two fractions: std = |(f0 - f1) / 2|; more: the population std, summed in resource order as
-    kube does (float64 throughout, so results match bit for bit); fewer: std 0.
+    kube does (float64 throughout, so results match bit for bit); fewer: std 0. Absent
+    resources contribute exact zeros to the sums, which leaves them bit-identical.
     """
+    k, n = alloc.shape
     present = alloc != 0
-    safe = np.where(present, alloc, 1).astype(np.float64)
-    frac = np.where(present, np.minimum(req.astype(np.float64) / safe, 1.0), 0.0)
-    count = present.sum(axis=1)
-    n, k = frac.shape
-    total = np.zeros(n, dtype=np.float64)
-    for j in range(k):  # resource order, as kube accumulates
-        total = total + frac[:, j]
+    frac = req / np.where(present, alloc, 1)
+    np.minimum(frac, 1.0, out=frac)
+    frac[~present] = 0.0
+    count = present.sum(axis=0)
     std = np.zeros(n, dtype=np.float64)
-    if k >= 2:
-        rank = np.cumsum(present, axis=1)
-        f0 = np.where(present & (rank == 1), frac, 0.0).sum(axis=1)
-        f1 = np.where(present & (rank == 2), frac, 0.0).sum(axis=1)
-        two = count == 2
-        std = np.where(two, np.abs((f0 - f1) / 2), std)
+    if k == 2:
+        both = count == 2
+        std = np.where(both, np.abs((frac[0] - frac[1]) / 2), 0.0)
+    elif k > 2:
+        total = np.zeros(n, dtype=np.float64)
+        for j in range(k):  # resource order, as kube accumulates
+            total = total + frac[j]
+        rank = np.cumsum(present, axis=0)
+        f0 = np.where(present & (rank == 1), frac, 0.0).sum(axis=0)
+        f1 = np.where(present & (rank == 2), frac, 0.0).sum(axis=0)
+        std = np.where(count == 2, np.abs((f0 - f1) / 2), std)
         many = count > 2
         if many.any():
             mean = total / np.maximum(count, 1)
             acc = np.zeros(n, dtype=np.float64)
             for j in range(k):
-                d = frac[:, j] - mean
-                acc = acc + np.where(present[:, j], d * d, 0.0)
+                d = frac[j] - mean
+                acc = acc + np.where(present[j], d * d, 0.0)
             std = np.where(many, np.sqrt(acc / np.maximum(count, 1)), std)
     out: IntArray = ((1 - std) * float(MAX_NODE_SCORE)).astype(np.int64)
     return out
