@@ -11,7 +11,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from schedsvc.conformance import (
     CaseResult,
     compare_explanation,

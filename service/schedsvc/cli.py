@@ -10,6 +10,7 @@ import sys
 from collections.abc import Sequence
 
 from .config import default_config, load_config
+from .engine.observer import NULL_OBSERVER, Observer
 from .engine.scheduler import Engine
 from .errors import ConfigError
 from .server.app import Server, ServerOptions
@@ -99,7 +100,7 @@ def serve(args: argparse.Namespace) -> int:
     except ConfigError as exc:
         print(f"schedsvc: configuration error: {exc}", file=sys.stderr)
         return 2
-    observer = None
+    observer: Observer = NULL_OBSERVER
     if args.metrics_address:
         from .observability.metrics import PrometheusObserver, start_metrics_server
 
@@ -109,7 +110,7 @@ def serve(args: argparse.Namespace) -> int:
         config,
         seed=None if args.seed < 0 else args.seed,
         batching_enabled=gates["OpportunisticBatching"],
-        **({"observer": observer} if observer is not None else {}),
+        observer=observer,
     )
     options = ServerOptions(
         address=args.address,

@@ -13,7 +13,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from enum import Enum
+from enum import StrEnum
 from typing import Any
 
 import numpy as np
@@ -27,7 +27,7 @@ from .snapshot import IntArray, Snapshot
 __all__ = ["FlushReason", "HintResult", "BatchState"]
 
 
-class FlushReason(str, Enum):
+class FlushReason(StrEnum):
     POD_SKIPPED = "pod_skipped"
     POD_FAILED = "pod_failed"
     POD_INCOMPATIBLE = "pod_incompatible"

@@ -27,6 +27,7 @@ __all__ = [
     "FilterOutcome",
     "find_nodes_that_fit",
     "fit_error_message",
+    "NominatedCheck",
 ]
 
 MIN_FEASIBLE_NODES_TO_FIND = 100

@@ -164,12 +164,12 @@ class Framework:
     def run_score(self, pod: PodInfo, snap: Snapshot, rows: Rows) -> ScoreResult:
         states: dict[str, Any] = {}
         skipped: set[str] = set()
-        for p in self.pre_score:
-            st = p.pre_score(pod, snap, rows)
+        for pre in self.pre_score:
+            st = pre.pre_score(pod, snap, rows)
             if st is SKIP:
-                skipped.add(p.name)
+                skipped.add(pre.name)
             else:
-                states[p.name] = st
+                states[pre.name] = st
         totals = np.zeros(len(rows), dtype=np.int64)
         per_plugin: dict[str, IntArray] = {}
         raws: dict[str, IntArray] = {}

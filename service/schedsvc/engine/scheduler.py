@@ -18,11 +18,13 @@ import numpy as np
 
 from ..config import SchedulerConfig
 from ..errors import FailedPrecondition, InvalidArgument
+from ..framework import Rows
 from ..model import Namespace, Node, Outcome, Pod
 from ..plugins.registry import Registry, in_tree_registry
 from .batching import BatchState
 from .filtering import (
     Diagnosis,
+    NominatedCheck,
     find_nodes_that_fit,
     fit_error_message,
     num_feasible_nodes_to_find,
@@ -301,7 +303,7 @@ class Cluster:
 
     def _nominated_check(
         self, fw: Framework, info: PodInfo, cs: CycleState
-    ) -> None | object:
+    ) -> NominatedCheck | None:
         """Two-pass filter for rows with nominated pods of priority >= the pod's (kube's
         addGENominatedPods); None when no such pod exists, the common case."""
         snap = self.snapshot
@@ -319,7 +321,7 @@ class Cluster:
             return None
         nom_rows = np.fromiter(by_row, dtype=np.intp)
 
-        def check(feas: np.ndarray) -> tuple[np.ndarray, list[Rejection]]:
+        def check(feas: Rows) -> tuple[Rows, list[Rejection]]:
             hit = feas[np.isin(feas, nom_rows)]
             if not len(hit):
                 return feas, []

@@ -51,7 +51,7 @@ class Server:
             ],
             maximum_concurrent_rpcs=options.max_workers * 8,
         )
-        pb_grpc.add_ScheduleServiceServicer_to_server(
+        pb_grpc.add_ScheduleServiceServicer_to_server(  # type: ignore[no-untyped-call]
             ScheduleServicer(engine, options.limits), self._grpc
         )
         self.health = health.HealthServicer()

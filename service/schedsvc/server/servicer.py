@@ -87,7 +87,8 @@ class ScheduleServicer(pb_grpc.ScheduleServiceServicer):
             upd = SnapshotUpdate(
                 replace=request.replace,
                 upsert_nodes=[
-                    node_from_pb(n, f"upsert_nodes[{i}]") for i, n in enumerate(request.upsert_nodes)
+                    node_from_pb(n, f"upsert_nodes[{i}]")
+                    for i, n in enumerate(request.upsert_nodes)
                 ],
                 remove_nodes=list(request.remove_nodes),
                 upsert_pods=[
