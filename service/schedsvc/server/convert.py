@@ -1,0 +1,834 @@
+"""schedsvc.v1 messages <-> domain types, with the request validation kube's API server would do.
+
+Every error is an InvalidArgument naming the field as the request spells it
+(`pods[2].containers[0].requests["cpu"]`), so a client can point at it. Conversion is on the
+Schedule hot path, so sub-messages that repeat across pods (containers, affinity, tolerations,
+spread constraints) are converted once per distinct serialized form and cached: equal bytes mean
+an equal message, and only messages that passed validation are cached, so a hit needs no checks.
+Field paths are built only when an error is raised.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import ipaddress
+import operator
+import re
+from collections.abc import Iterable, Mapping
+from functools import lru_cache
+from types import MappingProxyType
+from typing import Any, TypeVar
+
+from schedsvc import model
+from schedsvc.errors import InvalidArgument
+from schedsvc.quantity import to_canonical
+from schedsvc.v1 import schedule_pb2 as pb
+
+__all__ = [
+    "node_from_pb",
+    "pod_from_pb",
+    "namespace_from_pb",
+    "node_to_pb",
+    "pod_to_pb",
+    "namespace_to_pb",
+    "label_selector_to_pb",
+    "quantity_text",
+    "clear_caches",
+]
+
+K = TypeVar("K")
+V = TypeVar("V")
+
+NODE_SELECTOR_OPERATORS = frozenset({"In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt"})
+LABEL_SELECTOR_OPERATORS = frozenset({"In", "NotIn", "Exists", "DoesNotExist"})
+TAINT_EFFECTS = frozenset({"NoSchedule", "PreferNoSchedule", "NoExecute"})
+PROTOCOLS = frozenset({"TCP", "UDP", "SCTP"})
+WHEN_UNSATISFIABLE = frozenset({"DoNotSchedule", "ScheduleAnyway"})
+POLICIES = frozenset({"Honor", "Ignore"})
+
+_EMPTY_INTS: Mapping[str, int] = MappingProxyType({})
+
+# --- field paths and names (error path only, except the cached validity checks) ---------------
+
+
+def _key(k: str) -> str:
+    """A map entry in a field path: labels["app"]."""
+    return '["' + k.replace("\\", "\\\\").replace('"', '\\"') + '"]'
+
+
+# kube's apimachinery validation: IsQualifiedName, IsValidLabelValue, IsDNS1123Label.
+_NAME_RE = re.compile(r"^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$")
+_DNS1123_LABEL_RE = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
+_DNS1123_SUBDOMAIN_RE = re.compile(
+    r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$"
+)
+_INT_RE = re.compile(r"^[+-]?[0-9]+$")
+
+
+@lru_cache(maxsize=65536)
+def _qualified_name_error(key: str) -> str | None:
+    """Why `key` is not a label key (kube's IsQualifiedName), or None."""
+    if not key:
+        return "must not be empty"
+    prefix, slash, name = key.rpartition("/")
+    if slash:
+        if not prefix:
+            return "prefix part must not be empty"
+        if len(prefix) > 253 or not _DNS1123_SUBDOMAIN_RE.match(prefix):
+            return f"prefix {prefix!r} must be a DNS-1123 subdomain"
+    if not name:
+        return "name part must not be empty"
+    if len(name) > 63:
+        return "name part must be no more than 63 characters"
+    if not _NAME_RE.match(name):
+        return (
+            f"name part {name!r} must consist of alphanumerics, '-', '_' or '.', "
+            "and start and end with an alphanumeric"
+        )
+    return None
+
+
+@lru_cache(maxsize=65536)
+def _label_value_error(value: str) -> str | None:
+    """Why `value` is not a label value (kube's IsValidLabelValue), or None."""
+    if not value:
+        return None
+    if len(value) > 63:
+        return "must be no more than 63 characters"
+    if not _NAME_RE.match(value):
+        return (
+            f"{value!r} must consist of alphanumerics, '-', '_' or '.', "
+            "and start and end with an alphanumeric"
+        )
+    return None
+
+
+@lru_cache(maxsize=4096)
+def _ip_error(text: str) -> str | None:
+    try:
+        ipaddress.ip_address(text)
+    except ValueError:
+        return f"{text!r} is not a valid IP address"
+    return None
+
+
+def _check_key(key: str, field: str) -> None:
+    err = _qualified_name_error(key)
+    if err is not None:
+        raise InvalidArgument(field, err)
+
+
+def _labels(m: Mapping[str, str], path: str) -> Mapping[str, str]:
+    """Labels, node selectors: valid keys and values, frozen."""
+    if not m:
+        return model.frozen_map()
+    d = dict(m)
+    for k, v in d.items():
+        if _qualified_name_error(k) is not None or _label_value_error(v) is not None:
+            err = _qualified_name_error(k)
+            if err is not None:
+                raise InvalidArgument(f"{path}{_key(k)}", f"bad key {k!r}: {err}")
+            raise InvalidArgument(f"{path}{_key(k)}", f"bad value: {_label_value_error(v)}")
+    return MappingProxyType(d)
+
+
+def _resources(m: Mapping[str, str], path: str) -> Mapping[str, int]:
+    """Quantities (requests, overhead, allocatable) in canonical units."""
+    if not m:
+        return _EMPTY_INTS
+    out: dict[str, int] = {}
+    for k, v in m.items():
+        if not k:
+            raise InvalidArgument(f"{path}{_key(k)}", "empty resource name")
+        try:
+            out[k] = to_canonical(k, v, "")
+        except InvalidArgument as exc:
+            raise InvalidArgument(f"{path}{_key(k)}", exc.description) from None
+    return MappingProxyType(out)
+
+
+# --- caches ------------------------------------------------------------------------------------
+
+_CACHE_MAX = 4096
+_CONTAINERS: dict[bytes, model.Container] = {}
+_AFFINITIES: dict[bytes, model.Affinity] = {}
+_TOLERATIONS: dict[bytes, model.Toleration] = {}
+_SPREADS: dict[tuple[bytes, ...], tuple[model.TopologySpreadConstraint, ...]] = {}
+_SELECTORS: dict[bytes, model.LabelSelector] = {}
+_PODS: dict[bytes, tuple[Any, ...]] = {}
+
+
+def _remember(cache: dict[K, V], key: K, value: V) -> None:
+    """Bounded: a cache that outgrows its bound starts over (cheap, and shapes are few)."""
+    if len(cache) >= _CACHE_MAX:
+        cache.clear()
+    cache[key] = value
+
+
+def clear_caches() -> None:
+    """Forget every cached conversion (tests; memory)."""
+    for cache in (_CONTAINERS, _AFFINITIES, _TOLERATIONS, _SPREADS, _SELECTORS, _PODS):
+        cache.clear()
+
+
+# --- selectors ---------------------------------------------------------------------------------
+
+
+def _node_selector_requirement(
+    r: pb.NodeSelectorRequirement, path: str
+) -> model.NodeSelectorRequirement:
+    """kube's ValidateNodeSelectorRequirement, plus integer values for Gt/Lt."""
+    op = r.operator
+    values = tuple(r.values)
+    if op not in NODE_SELECTOR_OPERATORS:
+        raise InvalidArgument(f"{path}.operator", f"unknown node selector operator {op!r}")
+    if op in ("In", "NotIn") and not values:
+        raise InvalidArgument(f"{path}.values", f"must be non-empty when operator is {op}")
+    if op in ("Exists", "DoesNotExist") and values:
+        raise InvalidArgument(f"{path}.values", f"must be empty when operator is {op}")
+    if op in ("Gt", "Lt"):
+        if len(values) != 1:
+            raise InvalidArgument(f"{path}.values", f"must have exactly one value for {op}")
+        if not _INT_RE.match(values[0]) or not -(2**63) <= int(values[0]) < 2**63:
+            raise InvalidArgument(f"{path}.values[0]", f"{values[0]!r} is not an integer")
+    _check_key(r.key, f"{path}.key")
+    return model.NodeSelectorRequirement(key=r.key, operator=op, values=values)
+
+
+def _node_field_requirement(
+    r: pb.NodeSelectorRequirement, path: str
+) -> model.NodeSelectorRequirement:
+    """kube's ValidateNodeFieldSelectorRequirement: metadata.name, In/NotIn, one value."""
+    if r.operator not in ("In", "NotIn"):
+        raise InvalidArgument(f"{path}.operator", f"unknown field selector operator {r.operator!r}")
+    if len(r.values) != 1:
+        raise InvalidArgument(f"{path}.values", "must have exactly one value")
+    if r.key != "metadata.name":
+        raise InvalidArgument(f"{path}.key", f"{r.key!r} is not a supported field (metadata.name)")
+    return model.NodeSelectorRequirement(key=r.key, operator=r.operator, values=tuple(r.values))
+
+
+def _node_selector_term(t: pb.NodeSelectorTerm, path: str) -> model.NodeSelectorTerm:
+    return model.NodeSelectorTerm(
+        match_expressions=tuple(
+            _node_selector_requirement(r, f"{path}.match_expressions[{i}]")
+            for i, r in enumerate(t.match_expressions)
+        ),
+        match_fields=tuple(
+            _node_field_requirement(r, f"{path}.match_fields[{i}]")
+            for i, r in enumerate(t.match_fields)
+        ),
+    )
+
+
+def _label_selector(s: pb.LabelSelector, path: str) -> model.LabelSelector:
+    """kube's ValidateLabelSelector; match_labels sorted, so equal selectors compare equal."""
+    key = s.SerializeToString(deterministic=True)
+    hit = _SELECTORS.get(key)
+    if hit is not None:
+        return hit
+    for k, v in s.match_labels.items():
+        err = _qualified_name_error(k)
+        if err is not None:
+            raise InvalidArgument(f"{path}.match_labels{_key(k)}", f"bad key {k!r}: {err}")
+        err = _label_value_error(v)
+        if err is not None:
+            raise InvalidArgument(f"{path}.match_labels{_key(k)}", f"bad value: {err}")
+    exprs = []
+    for i, r in enumerate(s.match_expressions):
+        rpath = f"{path}.match_expressions[{i}]"
+        op = r.operator
+        values = tuple(r.values)
+        if op not in LABEL_SELECTOR_OPERATORS:
+            raise InvalidArgument(f"{rpath}.operator", f"unknown label selector operator {op!r}")
+        if op in ("In", "NotIn") and not values:
+            raise InvalidArgument(f"{rpath}.values", f"must be non-empty when operator is {op}")
+        if op in ("Exists", "DoesNotExist") and values:
+            raise InvalidArgument(f"{rpath}.values", f"must be empty when operator is {op}")
+        _check_key(r.key, f"{rpath}.key")
+        for j, v in enumerate(values):
+            err = _label_value_error(v)
+            if err is not None:
+                raise InvalidArgument(f"{rpath}.values[{j}]", err)
+        exprs.append(model.LabelSelectorRequirement(key=r.key, operator=op, values=values))
+    out = model.LabelSelector(
+        match_labels=tuple(sorted(s.match_labels.items())), match_expressions=tuple(exprs)
+    )
+    _remember(_SELECTORS, key, out)
+    return out
+
+
+def _label_keys(keys: Iterable[str], path: str) -> tuple[str, ...]:
+    out = tuple(keys)
+    for i, k in enumerate(out):
+        _check_key(k, f"{path}[{i}]")
+    return out
+
+
+# --- affinity ----------------------------------------------------------------------------------
+
+
+def _node_affinity(na: pb.NodeAffinity, path: str) -> model.NodeAffinity:
+    required: tuple[model.NodeSelectorTerm, ...] | None = None
+    req_path = f"{path}.required_during_scheduling_ignored_during_execution"
+    if na.HasField("required_during_scheduling_ignored_during_execution"):
+        # Set but without terms is kube's empty NodeSelector: it matches no node.
+        terms = na.required_during_scheduling_ignored_during_execution.node_selector_terms
+        required = tuple(
+            _node_selector_term(t, f"{req_path}.node_selector_terms[{i}]")
+            for i, t in enumerate(terms)
+        )
+    pref_path = f"{path}.preferred_during_scheduling_ignored_during_execution"
+    preferred = []
+    for i, p in enumerate(na.preferred_during_scheduling_ignored_during_execution):
+        if not 1 <= p.weight <= 100:
+            raise InvalidArgument(f"{pref_path}[{i}].weight", f"{p.weight} is not in 1..100")
+        preferred.append(
+            model.PreferredSchedulingTerm(
+                weight=p.weight,
+                preference=_node_selector_term(p.preference, f"{pref_path}[{i}].preference"),
+            )
+        )
+    return model.NodeAffinity(required=required, preferred=tuple(preferred))
+
+
+def _pod_affinity_term(t: pb.PodAffinityTerm, path: str) -> model.PodAffinityTerm:
+    """kube's validatePodAffinityTerm."""
+    if not t.topology_key:
+        raise InvalidArgument(f"{path}.topology_key", "must not be empty")
+    _check_key(t.topology_key, f"{path}.topology_key")
+    selector = (
+        _label_selector(t.label_selector, f"{path}.label_selector")
+        if t.HasField("label_selector")
+        else None
+    )
+    ns_selector = (
+        _label_selector(t.namespace_selector, f"{path}.namespace_selector")
+        if t.HasField("namespace_selector")
+        else None
+    )
+    for i, ns in enumerate(t.namespaces):
+        if not _DNS1123_LABEL_RE.match(ns) or len(ns) > 63:
+            raise InvalidArgument(f"{path}.namespaces[{i}]", f"{ns!r} is not a namespace name")
+    match_keys = _label_keys(t.match_label_keys, f"{path}.match_label_keys")
+    mismatch_keys = _label_keys(t.mismatch_label_keys, f"{path}.mismatch_label_keys")
+    if selector is None and (match_keys or mismatch_keys):
+        which = "match_label_keys" if match_keys else "mismatch_label_keys"
+        raise InvalidArgument(f"{path}.{which}", "must be empty when label_selector is not set")
+    both = set(match_keys) & set(mismatch_keys)
+    if both:
+        raise InvalidArgument(
+            f"{path}.mismatch_label_keys", f"{sorted(both)} also in match_label_keys"
+        )
+    return model.PodAffinityTerm(
+        topology_key=t.topology_key,
+        label_selector=selector,
+        namespaces=tuple(t.namespaces),
+        namespace_selector=ns_selector,
+        match_label_keys=match_keys,
+        mismatch_label_keys=mismatch_keys,
+    )
+
+
+def _pod_affinity(pa: pb.PodAffinity, path: str) -> model.PodAffinity:
+    req_path = f"{path}.required_during_scheduling_ignored_during_execution"
+    pref_path = f"{path}.preferred_during_scheduling_ignored_during_execution"
+    preferred = []
+    for i, w in enumerate(pa.preferred_during_scheduling_ignored_during_execution):
+        if not 1 <= w.weight <= 100:
+            raise InvalidArgument(f"{pref_path}[{i}].weight", f"{w.weight} is not in 1..100")
+        term = _pod_affinity_term(w.pod_affinity_term, f"{pref_path}[{i}].pod_affinity_term")
+        preferred.append(model.WeightedPodAffinityTerm(weight=w.weight, term=term))
+    return model.PodAffinity(
+        required=tuple(
+            _pod_affinity_term(t, f"{req_path}[{i}]")
+            for i, t in enumerate(pa.required_during_scheduling_ignored_during_execution)
+        ),
+        preferred=tuple(preferred),
+    )
+
+
+def _affinity(a: pb.Affinity, prefix: str) -> model.Affinity:
+    key = a.SerializeToString()
+    hit = _AFFINITIES.get(key)
+    if hit is not None:
+        return hit
+    path = f"{prefix}.affinity"
+    out = model.Affinity(
+        node_affinity=(
+            _node_affinity(a.node_affinity, f"{path}.node_affinity")
+            if a.HasField("node_affinity")
+            else None
+        ),
+        pod_affinity=(
+            _pod_affinity(a.pod_affinity, f"{path}.pod_affinity")
+            if a.HasField("pod_affinity")
+            else None
+        ),
+        pod_anti_affinity=(
+            _pod_affinity(a.pod_anti_affinity, f"{path}.pod_anti_affinity")
+            if a.HasField("pod_anti_affinity")
+            else None
+        ),
+    )
+    _remember(_AFFINITIES, key, out)
+    return out
+
+
+# --- tolerations, spreading, containers --------------------------------------------------------
+
+
+def _toleration(t: pb.Toleration, prefix: str, index: int) -> model.Toleration:
+    """kube's validateTolerations for one toleration; "" operator means Equal."""
+    key = t.SerializeToString()
+    hit = _TOLERATIONS.get(key)
+    if hit is not None:
+        return hit
+    path = f"{prefix}.tolerations[{index}]"
+    op = t.operator or "Equal"
+    if t.key:
+        _check_key(t.key, f"{path}.key")
+    if op == "Exists":
+        if t.value:
+            raise InvalidArgument(f"{path}.value", "must be empty when operator is Exists")
+    elif op == "Equal":
+        if not t.key:
+            raise InvalidArgument(
+                f"{path}.operator", "must be Exists when key is empty (which matches all keys)"
+            )
+        err = _label_value_error(t.value)
+        if err is not None:
+            raise InvalidArgument(f"{path}.value", err)
+    else:
+        raise InvalidArgument(f"{path}.operator", f"unknown toleration operator {t.operator!r}")
+    if t.effect and t.effect not in TAINT_EFFECTS:
+        raise InvalidArgument(f"{path}.effect", f"unknown taint effect {t.effect!r}")
+    seconds = t.toleration_seconds if t.HasField("toleration_seconds") else None
+    if seconds is not None and t.effect != "NoExecute":
+        raise InvalidArgument(f"{path}.effect", "must be NoExecute when toleration_seconds is set")
+    out = model.Toleration(
+        key=t.key, operator=op, value=t.value, effect=t.effect, toleration_seconds=seconds
+    )
+    _remember(_TOLERATIONS, key, out)
+    return out
+
+
+def _spread_constraint(c: pb.TopologySpreadConstraint, path: str) -> model.TopologySpreadConstraint:
+    """kube's validateTopologySpreadConstraints for one constraint."""
+    if c.max_skew < 1:
+        raise InvalidArgument(f"{path}.max_skew", f"{c.max_skew} must be at least 1")
+    if not c.topology_key:
+        raise InvalidArgument(f"{path}.topology_key", "must not be empty")
+    _check_key(c.topology_key, f"{path}.topology_key")
+    if c.when_unsatisfiable not in WHEN_UNSATISFIABLE:
+        raise InvalidArgument(
+            f"{path}.when_unsatisfiable",
+            f"{c.when_unsatisfiable!r} is not DoNotSchedule or ScheduleAnyway",
+        )
+    min_domains = c.min_domains if c.HasField("min_domains") else None
+    if min_domains is not None:
+        if min_domains < 1:
+            raise InvalidArgument(f"{path}.min_domains", f"{min_domains} must be at least 1")
+        if c.when_unsatisfiable != "DoNotSchedule":
+            raise InvalidArgument(
+                f"{path}.min_domains", "may only be set with when_unsatisfiable DoNotSchedule"
+            )
+    for name in ("node_affinity_policy", "node_taints_policy"):
+        policy = getattr(c, name)
+        if policy and policy not in POLICIES:
+            raise InvalidArgument(f"{path}.{name}", f"{policy!r} is not Honor or Ignore")
+    selector = (
+        _label_selector(c.label_selector, f"{path}.label_selector")
+        if c.HasField("label_selector")
+        else None
+    )
+    keys = _label_keys(c.match_label_keys, f"{path}.match_label_keys")
+    if keys and selector is None:
+        raise InvalidArgument(f"{path}.match_label_keys", "must be empty without label_selector")
+    return model.TopologySpreadConstraint(
+        max_skew=c.max_skew,
+        topology_key=c.topology_key,
+        when_unsatisfiable=c.when_unsatisfiable,
+        label_selector=selector,
+        min_domains=min_domains,
+        node_affinity_policy=c.node_affinity_policy or "Honor",
+        node_taints_policy=c.node_taints_policy or "Ignore",
+        match_label_keys=keys,
+    )
+
+
+def _spread_constraints(
+    cs: Iterable[pb.TopologySpreadConstraint], prefix: str
+) -> tuple[model.TopologySpreadConstraint, ...]:
+    key = tuple([c.SerializeToString() for c in cs])
+    hit = _SPREADS.get(key)
+    if hit is not None:
+        return hit
+    path = f"{prefix}.topology_spread_constraints"
+    out = tuple(_spread_constraint(c, f"{path}[{i}]") for i, c in enumerate(cs))
+    seen: set[tuple[str, str]] = set()
+    for i, c in enumerate(out):
+        pair = (c.topology_key, c.when_unsatisfiable)
+        if pair in seen:
+            raise InvalidArgument(
+                f"{path}[{i}].topology_key",
+                f"duplicate constraint for {c.topology_key!r} and {c.when_unsatisfiable}",
+            )
+        seen.add(pair)
+    _remember(_SPREADS, key, out)
+    return out
+
+
+def _port(p: pb.ContainerPort, path: str) -> model.ContainerPort:
+    if not 0 <= p.container_port <= 65535:
+        raise InvalidArgument(f"{path}.container_port", f"{p.container_port} is not in 0..65535")
+    if not 0 <= p.host_port <= 65535:
+        raise InvalidArgument(f"{path}.host_port", f"{p.host_port} is not in 0..65535")
+    protocol = p.protocol or "TCP"
+    if protocol not in PROTOCOLS:
+        raise InvalidArgument(f"{path}.protocol", f"{p.protocol!r} is not TCP, UDP or SCTP")
+    if p.host_ip:
+        err = _ip_error(p.host_ip)
+        if err is not None:
+            raise InvalidArgument(f"{path}.host_ip", err)
+    return model.ContainerPort(
+        container_port=p.container_port, host_port=p.host_port, protocol=protocol, host_ip=p.host_ip
+    )
+
+
+def _container(c: pb.Container, prefix: str, index: int) -> model.Container:
+    key = c.SerializeToString()
+    hit = _CONTAINERS.get(key)
+    if hit is not None:
+        return hit
+    path = f"{prefix}[{index}]"
+    out = model.Container(
+        name=c.name,
+        image=c.image,
+        requests=_resources(c.requests, f"{path}.requests"),
+        ports=tuple(_port(p, f"{path}.ports[{i}]") for i, p in enumerate(c.ports)),
+    )
+    _remember(_CONTAINERS, key, out)
+    return out
+
+
+def _containers(cs: Iterable[pb.Container], prefix: str, name: str) -> tuple[model.Container, ...]:
+    path = f"{prefix}.{name}"
+    return tuple([_container(c, path, i) for i, c in enumerate(cs)])
+
+
+# --- top level ---------------------------------------------------------------------------------
+
+
+def _varint(n: int) -> bytes:
+    out = bytearray()
+    while n >= 0x80:
+        out.append((n & 0x7F) | 0x80)
+        n >>= 7
+    out.append(n)
+    return bytes(out)
+
+
+def _identity_prefix(uid: bytes, name: bytes) -> bytes:
+    """How fields 1 (uid) and 2 (name) open a serialized Pod (wire format, field order)."""
+    if len(uid) < 0x80 and len(name) < 0x80:
+        if name:
+            return b"\n%c%b\x12%c%b" % (len(uid), uid, len(name), name)
+        return b"\n%c%b" % (len(uid), uid)
+    out = b"\n" + _varint(len(uid)) + uid
+    return out + b"\x12" + _varint(len(name)) + name if name else out
+
+
+# The whole-pod cache stores every field but uid and name, in constructor order, so a hit is one
+# positional constructor call (kwargs cost a microsecond more).
+_POD_FIELDS = tuple(f.name for f in dataclasses.fields(model.Pod))
+if _POD_FIELDS[:2] != ("uid", "name"):  # pragma: no cover - guards a model change
+    raise ImportError("convert.py expects model.Pod to open with uid, name")
+_pod_rest = operator.attrgetter(*_POD_FIELDS[2:])
+
+
+def pod_from_pb(msg: pb.Pod, field_prefix: str) -> model.Pod:
+    """A validated domain Pod; errors name fields under `field_prefix` (e.g. "pods[2]").
+
+    Pods to schedule mostly differ only in uid and name, so the rest of the serialized message
+    is a cache key for the whole converted pod. The serializer writes fields in number order, so
+    the rest is what follows the uid/name prefix; if the bytes do not open with exactly that
+    prefix we convert without the cache. Bound pods (node_name set) skip this cache: they differ
+    in node_name and would only churn it; their sub-messages are still cached.
+    """
+    uid = msg.uid
+    if not uid:
+        raise InvalidArgument(f"{field_prefix}.uid", "a pod needs a uid")
+    if msg.node_name:
+        return _pod(msg, field_prefix)
+    name = msg.name
+    data = msg.SerializeToString()
+    prefix = _identity_prefix(uid.encode(), name.encode())
+    if not data.startswith(prefix):  # pragma: no cover - another serializer's field order
+        return _pod(msg, field_prefix)
+    key = data[len(prefix) :]
+    rest = _PODS.get(key)
+    if rest is None:
+        pod = _pod(msg, field_prefix)
+        _remember(_PODS, key, _pod_rest(pod))
+        return pod
+    return model.Pod(uid, name, *rest)
+
+
+def _pod(msg: pb.Pod, prefix: str) -> model.Pod:
+    """pod_from_pb without the whole-pod cache (sub-messages are cached)."""
+    namespace = msg.namespace or "default"
+    if namespace != "default" and (not _DNS1123_LABEL_RE.match(namespace) or len(namespace) > 63):
+        raise InvalidArgument(f"{prefix}.namespace", f"{namespace!r} is not a namespace name")
+    # Truthiness and HasField are cheap on upb messages; ListFields is not.
+    return model.Pod(
+        uid=msg.uid,
+        name=msg.name,
+        namespace=namespace,
+        labels=_labels(msg.labels, f"{prefix}.labels") if msg.labels else _NO_LABELS,
+        scheduler_name=msg.scheduler_name or "default-scheduler",
+        priority=msg.priority,
+        containers=_containers(msg.containers, prefix, "containers") if msg.containers else (),
+        init_containers=(
+            _containers(msg.init_containers, prefix, "init_containers")
+            if msg.init_containers
+            else ()
+        ),
+        overhead=_resources(msg.overhead, f"{prefix}.overhead") if msg.overhead else _EMPTY_INTS,
+        node_selector=(
+            _labels(msg.node_selector, f"{prefix}.node_selector")
+            if msg.node_selector
+            else _NO_LABELS
+        ),
+        affinity=_affinity(msg.affinity, prefix) if msg.HasField("affinity") else None,
+        tolerations=(
+            tuple([_toleration(t, prefix, i) for i, t in enumerate(msg.tolerations)])
+            if msg.tolerations
+            else ()
+        ),
+        topology_spread_constraints=(
+            _spread_constraints(msg.topology_spread_constraints, prefix)
+            if msg.topology_spread_constraints
+            else ()
+        ),
+        node_name=msg.node_name,
+        nominated_node_name=msg.nominated_node_name,
+        default_selector=(
+            _default_selector(msg.default_selector, f"{prefix}.default_selector")
+            if msg.HasField("default_selector")
+            else None
+        ),
+    )
+
+
+_NO_LABELS = model.frozen_map()
+
+
+def _default_selector(s: pb.LabelSelector, path: str) -> model.LabelSelector | None:
+    """Empty is None: as in kube, an empty DefaultSelector means no default constraint applies."""
+    out = _label_selector(s, path)
+    return None if out.is_empty else out
+
+
+def node_from_pb(msg: pb.Node, field_prefix: str) -> model.Node:
+    """A validated domain Node; errors name fields under `field_prefix` (e.g. "upsert_nodes[0]")."""
+    if not msg.name:
+        raise InvalidArgument(f"{field_prefix}.name", "a node needs a name")
+    taints = []
+    seen: set[tuple[str, str]] = set()
+    for i, t in enumerate(msg.taints):
+        path = f"{field_prefix}.taints[{i}]"
+        _check_key(t.key, f"{path}.key")
+        err = _label_value_error(t.value)
+        if err is not None:
+            raise InvalidArgument(f"{path}.value", err)
+        if t.effect not in TAINT_EFFECTS:
+            raise InvalidArgument(f"{path}.effect", f"unknown taint effect {t.effect!r}")
+        if (t.key, t.effect) in seen:
+            raise InvalidArgument(path, f"duplicate taint {t.key!r} with effect {t.effect}")
+        seen.add((t.key, t.effect))
+        taints.append(model.Taint(key=t.key, value=t.value, effect=t.effect))
+    images = []
+    for i, im in enumerate(msg.images):
+        if im.size_bytes < 0:
+            raise InvalidArgument(f"{field_prefix}.images[{i}].size_bytes", "must not be negative")
+        images.append(model.ContainerImage(names=tuple(im.names), size_bytes=im.size_bytes))
+    return model.Node(
+        name=msg.name,
+        labels=_labels(msg.labels, f"{field_prefix}.labels"),
+        taints=tuple(taints),
+        allocatable=_resources(msg.allocatable, f"{field_prefix}.allocatable"),
+        unschedulable=msg.unschedulable,
+        images=tuple(images),
+    )
+
+
+def namespace_from_pb(msg: pb.Namespace, field_prefix: str) -> model.Namespace:
+    """A validated domain Namespace (its labels feed pod affinity's namespace_selector)."""
+    if not msg.name:
+        raise InvalidArgument(f"{field_prefix}.name", "a namespace needs a name")
+    return model.Namespace(name=msg.name, labels=_labels(msg.labels, f"{field_prefix}.labels"))
+
+
+# --- domain -> proto ---------------------------------------------------------------------------
+
+
+def quantity_text(resource: str, value: int) -> str:
+    """Canonical units back to a quantity string that parses to the same value."""
+    return f"{value}m" if resource == model.CPU else str(value)
+
+
+def _quantities(m: Mapping[str, int]) -> dict[str, str]:
+    return {k: quantity_text(k, v) for k, v in m.items()}
+
+
+def label_selector_to_pb(s: model.LabelSelector) -> pb.LabelSelector:
+    return pb.LabelSelector(
+        match_labels=dict(s.match_labels),
+        match_expressions=[
+            pb.LabelSelectorRequirement(key=r.key, operator=r.operator, values=r.values)
+            for r in s.match_expressions
+        ],
+    )
+
+
+def _node_selector_term_to_pb(t: model.NodeSelectorTerm) -> pb.NodeSelectorTerm:
+    def reqs(rs: Iterable[model.NodeSelectorRequirement]) -> list[pb.NodeSelectorRequirement]:
+        return [
+            pb.NodeSelectorRequirement(key=r.key, operator=r.operator, values=r.values) for r in rs
+        ]
+
+    return pb.NodeSelectorTerm(
+        match_expressions=reqs(t.match_expressions), match_fields=reqs(t.match_fields)
+    )
+
+
+def _pod_affinity_term_to_pb(t: model.PodAffinityTerm) -> pb.PodAffinityTerm:
+    out = pb.PodAffinityTerm(
+        namespaces=t.namespaces,
+        topology_key=t.topology_key,
+        match_label_keys=t.match_label_keys,
+        mismatch_label_keys=t.mismatch_label_keys,
+    )
+    if t.label_selector is not None:
+        out.label_selector.CopyFrom(label_selector_to_pb(t.label_selector))
+    if t.namespace_selector is not None:
+        out.namespace_selector.CopyFrom(label_selector_to_pb(t.namespace_selector))
+    return out
+
+
+def _pod_affinity_to_pb(a: model.PodAffinity, out: pb.PodAffinity) -> None:
+    out.SetInParent()
+    out.required_during_scheduling_ignored_during_execution.extend(
+        _pod_affinity_term_to_pb(t) for t in a.required
+    )
+    out.preferred_during_scheduling_ignored_during_execution.extend(
+        pb.WeightedPodAffinityTerm(
+            weight=w.weight, pod_affinity_term=_pod_affinity_term_to_pb(w.term)
+        )
+        for w in a.preferred
+    )
+
+
+def _affinity_to_pb(a: model.Affinity, out: pb.Affinity) -> None:
+    out.SetInParent()
+    if a.node_affinity is not None:
+        na = out.node_affinity
+        na.SetInParent()
+        if a.node_affinity.required is not None:
+            req = na.required_during_scheduling_ignored_during_execution
+            req.SetInParent()
+            req.node_selector_terms.extend(
+                _node_selector_term_to_pb(t) for t in a.node_affinity.required
+            )
+        na.preferred_during_scheduling_ignored_during_execution.extend(
+            pb.PreferredSchedulingTerm(
+                weight=p.weight, preference=_node_selector_term_to_pb(p.preference)
+            )
+            for p in a.node_affinity.preferred
+        )
+    if a.pod_affinity is not None:
+        _pod_affinity_to_pb(a.pod_affinity, out.pod_affinity)
+    if a.pod_anti_affinity is not None:
+        _pod_affinity_to_pb(a.pod_anti_affinity, out.pod_anti_affinity)
+
+
+def _container_to_pb(c: model.Container) -> pb.Container:
+    return pb.Container(
+        name=c.name,
+        image=c.image,
+        requests=_quantities(c.requests),
+        ports=[
+            pb.ContainerPort(
+                container_port=p.container_port,
+                host_port=p.host_port,
+                protocol=p.protocol,
+                host_ip=p.host_ip,
+            )
+            for p in c.ports
+        ],
+    )
+
+
+def _spread_to_pb(c: model.TopologySpreadConstraint) -> pb.TopologySpreadConstraint:
+    out = pb.TopologySpreadConstraint(
+        max_skew=c.max_skew,
+        topology_key=c.topology_key,
+        when_unsatisfiable=c.when_unsatisfiable,
+        min_domains=c.min_domains,
+        node_affinity_policy=c.node_affinity_policy,
+        node_taints_policy=c.node_taints_policy,
+        match_label_keys=c.match_label_keys,
+    )
+    if c.label_selector is not None:
+        out.label_selector.CopyFrom(label_selector_to_pb(c.label_selector))
+    return out
+
+
+def pod_to_pb(pod: model.Pod) -> pb.Pod:
+    """The message a client would send for `pod` (defaults spelled out)."""
+    out = pb.Pod(
+        uid=pod.uid,
+        name=pod.name,
+        namespace=pod.namespace,
+        labels=dict(pod.labels),
+        scheduler_name=pod.scheduler_name,
+        priority=pod.priority,
+        containers=[_container_to_pb(c) for c in pod.containers],
+        init_containers=[_container_to_pb(c) for c in pod.init_containers],
+        overhead=_quantities(pod.overhead),
+        node_selector=dict(pod.node_selector),
+        tolerations=[
+            pb.Toleration(
+                key=t.key,
+                operator=t.operator,
+                value=t.value,
+                effect=t.effect,
+                toleration_seconds=t.toleration_seconds,
+            )
+            for t in pod.tolerations
+        ],
+        topology_spread_constraints=[_spread_to_pb(c) for c in pod.topology_spread_constraints],
+        node_name=pod.node_name,
+        nominated_node_name=pod.nominated_node_name,
+    )
+    if pod.affinity is not None:
+        _affinity_to_pb(pod.affinity, out.affinity)
+    if pod.default_selector is not None:
+        out.default_selector.CopyFrom(label_selector_to_pb(pod.default_selector))
+    return out
+
+
+def node_to_pb(node: model.Node) -> pb.Node:
+    return pb.Node(
+        name=node.name,
+        labels=dict(node.labels),
+        taints=[pb.Taint(key=t.key, value=t.value, effect=t.effect) for t in node.taints],
+        allocatable=_quantities(node.allocatable),
+        unschedulable=node.unschedulable,
+        images=[pb.ContainerImage(names=im.names, size_bytes=im.size_bytes) for im in node.images],
+    )
+
+
+def namespace_to_pb(ns: model.Namespace) -> pb.Namespace:
+    return pb.Namespace(name=ns.name, labels=dict(ns.labels))
