@@ -1,0 +1,124 @@
+"""Hypothesis strategies and builders for random clusters and pod sequences."""
+
+from __future__ import annotations
+
+from hypothesis import strategies as st
+
+from schedsvc.model import (
+    Affinity,
+    Container,
+    ContainerImage,
+    ContainerPort,
+    NodeAffinity,
+    NodeSelectorRequirement,
+    NodeSelectorTerm,
+    Node,
+    Pod,
+    PreferredSchedulingTerm,
+    Taint,
+    Toleration,
+)
+
+GiB = 2**30
+ZONES = ("a", "b", "c")
+IMAGES = ("img/web:1", "img/db:2", "img/ml:3")
+
+
+def node(
+    name: str,
+    cpu: int = 4000,
+    memory: int = 8 * GiB,
+    pods: int = 110,
+    labels: dict[str, str] | None = None,
+    taints: tuple[Taint, ...] = (),
+    images: tuple[ContainerImage, ...] = (),
+    unschedulable: bool = False,
+) -> Node:
+    return Node(
+        name=name,
+        labels={"kubernetes.io/hostname": name, **(labels or {})},
+        taints=taints,
+        allocatable={"cpu": cpu, "memory": memory, "pods": pods},
+        images=images,
+        unschedulable=unschedulable,
+    )
+
+
+def pod(
+    uid: str,
+    cpu: int | None = 100,
+    memory: int | None = 256 * 2**20,
+    scheduler_name: str = "default-scheduler",
+    **kw: object,
+) -> Pod:
+    req: dict[str, int] = {}
+    if cpu is not None:
+        req["cpu"] = cpu
+    if memory is not None:
+        req["memory"] = memory
+    image = str(kw.pop("image", "img/web:1"))
+    ports = kw.pop("ports", ())
+    return Pod(
+        uid=uid,
+        name=uid,
+        scheduler_name=scheduler_name,
+        containers=(Container("c", image=image, requests=req, ports=ports),),  # type: ignore[arg-type]
+        **kw,  # type: ignore[arg-type]
+    )
+
+
+@st.composite
+def nodes(draw: st.DrawFn, min_size: int = 1, max_size: int = 12) -> list[Node]:
+    n = draw(st.integers(min_size, max_size))
+    out = []
+    for i in range(n):
+        taints: tuple[Taint, ...] = ()
+        if draw(st.integers(0, 5)) == 0:
+            taints = (Taint("dedicated", "gpu", draw(st.sampled_from(
+                ["NoSchedule", "PreferNoSchedule", "NoExecute"]))),)
+        imgs = tuple(
+            ContainerImage((im,), draw(st.integers(10, 900)) * 2**20)
+            for im in IMAGES
+            if draw(st.booleans())
+        )
+        out.append(
+            node(
+                f"n{i}",
+                cpu=draw(st.sampled_from([1000, 2000, 4000])),
+                memory=draw(st.sampled_from([2 * GiB, 4 * GiB, 8 * GiB])),
+                pods=draw(st.sampled_from([3, 10, 110])),
+                labels={"zone": ZONES[i % 3], "disk": draw(st.sampled_from(["ssd", "hdd"]))},
+                taints=taints,
+                images=imgs,
+                unschedulable=draw(st.integers(0, 9)) == 0,
+            )
+        )
+    return out
+
+
+@st.composite
+def pod_shapes(draw: st.DrawFn) -> dict[str, object]:
+    """A few fields that batching signatures read: resources, selector, tolerations, ..."""
+    shape: dict[str, object] = {
+        "cpu": draw(st.sampled_from([None, 100, 500, 900, 1500])),
+        "memory": draw(st.sampled_from([None, 128 * 2**20, GiB])),
+        "image": draw(st.sampled_from(IMAGES)),
+    }
+    if draw(st.integers(0, 3)) == 0:
+        shape["node_selector"] = {"disk": draw(st.sampled_from(["ssd", "hdd"]))}
+    if draw(st.integers(0, 3)) == 0:
+        shape["tolerations"] = (Toleration(key="dedicated", operator="Exists"),)
+    if draw(st.integers(0, 3)) == 0:
+        term = NodeSelectorTerm(
+            match_expressions=(NodeSelectorRequirement("zone", "In", (draw(st.sampled_from(ZONES)),)),)
+        )
+        shape["affinity"] = Affinity(
+            node_affinity=NodeAffinity(preferred=(PreferredSchedulingTerm(draw(st.integers(1, 100)), term),))
+        )
+    if draw(st.integers(0, 5)) == 0:
+        shape["ports"] = (ContainerPort(container_port=80, host_port=8080),)
+    return shape
+
+
+def make_pod(uid: str, shape: dict[str, object], scheduler_name: str = "default-scheduler") -> Pod:
+    return pod(uid, scheduler_name=scheduler_name, **dict(shape))

@@ -1,0 +1,107 @@
+"""The invariant we promise and kube does not: with percentageOfNodesToScore 100 and a fixed
+tie seed, batching on and off give the same placements (with and without rescoring), through
+dry runs, mixed signatures, other profiles in between, and interleaved snapshot updates."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from schedsvc.config import parse_config
+from schedsvc.engine.scheduler import Engine, SnapshotUpdate
+from tests.strategies import make_pod, node, nodes, pod_shapes
+
+PROFILES = {
+    "percentageOfNodesToScore": 100,
+    "profiles": [
+        {"schedulerName": "default-scheduler"},
+        {
+            "schedulerName": "packer",
+            "pluginConfig": [
+                {"name": "NodeResourcesFit",
+                 "args": {"scoringStrategy": {"type": "MostAllocated"}}}
+            ],
+        },
+    ],
+}
+
+
+@dataclass(frozen=True)
+class Step:
+    kind: str  # schedule | update
+    payload: Any
+
+
+@st.composite
+def scenarios(draw: st.DrawFn) -> tuple[list[Any], list[Step]]:
+    cluster = draw(nodes(min_size=2, max_size=10))
+    shapes = draw(st.lists(pod_shapes(), min_size=1, max_size=3))
+    steps: list[Step] = []
+    uid = 0
+    for _ in range(draw(st.integers(1, 6))):
+        if draw(st.integers(0, 4)) == 0:
+            # a snapshot change between batches: add a node or delete a scheduled pod
+            if draw(st.booleans()):
+                steps.append(Step("add_node", node(f"extra{uid}", cpu=2000)))
+            else:
+                steps.append(Step("remove_pod", f"p{draw(st.integers(0, max(uid - 1, 0)))}"))
+        run = []
+        for _ in range(draw(st.integers(1, 12))):
+            shape = shapes[draw(st.integers(0, len(shapes) - 1))]
+            profile = "packer" if draw(st.integers(0, 5)) == 0 else "default-scheduler"
+            run.append(make_pod(f"p{uid}", shape, profile))
+            uid += 1
+        steps.append(Step("schedule", (run, draw(st.integers(0, 6)) == 0)))
+    return cluster, steps
+
+
+def play(cluster: list[Any], steps: list[Step], batching: bool, rescore: bool) -> list[Any]:
+    cfg = dict(PROFILES)
+    if not rescore:
+        cfg = {
+            **PROFILES,
+            "profiles": [{**p, "batching": {"rescore": False}} for p in PROFILES["profiles"]],
+        }
+    engine = Engine(parse_config(cfg), seed=7, batching_enabled=batching)
+    c = engine.cluster("x")
+    c.update(SnapshotUpdate(upsert_nodes=cluster))
+    out: list[Any] = []
+    try:
+        for s in steps:
+            if s.kind == "add_node":
+                c.update(SnapshotUpdate(upsert_nodes=[s.payload]))
+            elif s.kind == "remove_pod":
+                c.update(SnapshotUpdate(remove_pods=[s.payload]))
+            else:
+                pods, dry = s.payload
+                placements, _ = c.schedule(pods, dry_run=dry)
+                out.extend((p.pod_uid, p.node_name, p.outcome, dry) for p in placements)
+        batched = sum(b.batched_pods for b in c.batches.values())
+        return [out, batched]
+    finally:
+        engine.close()
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(scenarios())
+def test_batching_on_and_off_place_every_pod_alike(scenario: tuple[list[Any], list[Step]]) -> None:
+    cluster, steps = scenario
+    off, batched_off = play(cluster, steps, batching=False, rescore=True)
+    assert batched_off == 0
+    for rescore in (True, False):
+        on, _ = play(cluster, steps, batching=True, rescore=rescore)
+        assert on == off, f"rescore={rescore}"
+
+
+def test_batching_engages_on_a_run_of_equal_pods() -> None:
+    """The property above would pass vacuously if hints were never given."""
+    cluster = [node(f"n{i}") for i in range(20)]
+    pods = [make_pod(f"p{i}", {"cpu": 500, "memory": 2**30}) for i in range(40)]
+    steps = [Step("schedule", (pods, False))]
+    off, _ = play(cluster, steps, batching=False, rescore=True)
+    on, batched = play(cluster, steps, batching=True, rescore=True)
+    assert on == off
+    assert batched == 39  # every pod after the first full cycle
