@@ -24,7 +24,7 @@ $(GEN)/.stamp: $(PROTOS) $(STAMP)
 gen: $(GEN)/.stamp
 
 run: gen
-	$(BIN)/python -m schedsvc_client.load --embedded --nodes 5000 --pods 10000
+	$(BIN)/python -m schedsvc_client.load default --size medium --embedded
 
 test: gen
 	$(BIN)/ruff check service clients tests bench
