@@ -9,12 +9,16 @@ import os
 import sys
 from collections.abc import Sequence
 
+import grpc
+
 from .config import default_config, load_config
 from .engine.observer import NULL_OBSERVER, Observer
 from .engine.scheduler import Engine
 from .errors import ConfigError
 from .server.app import Server, ServerOptions
+from .server.auth import TokenAuthInterceptor, load_tokens
 from .server.servicer import Limits
+from .server.tls import server_credentials
 
 __all__ = ["main", "build_parser", "parse_feature_gates"]
 
@@ -63,6 +67,22 @@ def build_parser() -> argparse.ArgumentParser:
                    default=int(_env("MAX_PODS_PER_REQUEST", "10000")))
     s.add_argument("--max-message-bytes", type=int,
                    default=int(_env("MAX_MESSAGE_BYTES", str(64 * 1024 * 1024))))
+    s.add_argument("--max-nodes-per-update", type=int,
+                   default=int(_env("MAX_NODES_PER_UPDATE", "100000")))
+    s.add_argument("--max-pods-per-update", type=int,
+                   default=int(_env("MAX_PODS_PER_UPDATE", "1000000")))
+    s.add_argument("--max-queue-per-cluster", type=int,
+                   default=int(_env("MAX_QUEUE_PER_CLUSTER", "8")),
+                   help="Schedule requests queued or running per cluster before "
+                   "RESOURCE_EXHAUSTED (0: unbounded; default %(default)s)")
+    s.add_argument("--tls-cert", default=_env("TLS_CERT", ""),
+                   help="PEM server certificate chain (TLS on when set, with --tls-key)")
+    s.add_argument("--tls-key", default=_env("TLS_KEY", ""), help="PEM server private key")
+    s.add_argument("--tls-client-ca", default=_env("TLS_CLIENT_CA", ""),
+                   help="PEM CA bundle: require client certificates signed by it (mutual TLS)")
+    s.add_argument("--auth-token-file", default=_env("AUTH_TOKEN_FILE", ""),
+                   help="file of accepted bearer tokens, one per line (or set "
+                   "SCHEDSVC_AUTH_TOKEN); health checks need none")
     s.add_argument("--grace-seconds", type=float, default=float(_env("GRACE_SECONDS", "10")),
                    help="how long SIGTERM waits for in-flight RPCs")
     s.add_argument("--log-level", default=_env("LOG_LEVEL", "INFO"))
@@ -92,12 +112,35 @@ def _setup_logging(level: str, fmt: str) -> None:
     logging.basicConfig(level=level.upper(), handlers=[handler], force=True)
 
 
+def _security(
+    args: argparse.Namespace,
+) -> tuple[tuple[grpc.ServerInterceptor, ...], grpc.ServerCredentials | None]:
+    """Token interceptor and TLS credentials from the flags; half-given TLS is an error."""
+    tokens: tuple[str, ...] = ()
+    if args.auth_token_file:
+        tokens = load_tokens(args.auth_token_file)
+    elif os.environ.get("SCHEDSVC_AUTH_TOKEN", "").strip():
+        tokens = (os.environ["SCHEDSVC_AUTH_TOKEN"].strip(),)
+    interceptors = (TokenAuthInterceptor(tokens),) if tokens else ()
+    if args.tls_client_ca and not args.tls_cert:
+        raise ConfigError("--tls-client-ca", "mutual TLS needs --tls-cert and --tls-key")
+    creds = None
+    if args.tls_cert or args.tls_key:
+        creds = server_credentials(args.tls_cert, args.tls_key, args.tls_client_ca)
+    return interceptors, creds
+
+
 def serve(args: argparse.Namespace) -> int:
     _setup_logging(args.log_level, args.log_format)
     try:
         config = load_config(args.config) if args.config else default_config()
         gates = parse_feature_gates(args.feature_gates)
     except ConfigError as exc:
+        print(f"schedsvc: configuration error: {exc}", file=sys.stderr)
+        return 2
+    try:
+        security = _security(args)
+    except (ConfigError, OSError, ValueError) as exc:
         print(f"schedsvc: configuration error: {exc}", file=sys.stderr)
         return 2
     observer: Observer = NULL_OBSERVER
@@ -117,7 +160,14 @@ def serve(args: argparse.Namespace) -> int:
         max_workers=args.max_workers,
         max_message_bytes=args.max_message_bytes,
         grace_seconds=args.grace_seconds,
-        limits=Limits(max_pods_per_request=args.max_pods_per_request),
+        limits=Limits(
+            max_pods_per_request=args.max_pods_per_request,
+            max_nodes_per_update=args.max_nodes_per_update,
+            max_pods_per_update=args.max_pods_per_update,
+            max_queue_per_cluster=args.max_queue_per_cluster,
+        ),
+        interceptors=security[0],
+        credentials=security[1],
     )
     server = Server(engine, options).start()
     server.install_signal_handlers()

@@ -10,7 +10,7 @@ import dataclasses
 import threading
 import time
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
@@ -191,9 +191,20 @@ class Cluster:
                 )
 
     # ---- scheduling ---------------------------------------------------------------------------
-    def schedule(self, pods: Sequence[Pod], dry_run: bool = False) -> tuple[list[Placement], int]:
+    def schedule(
+        self, pods: Sequence[Pod], dry_run: bool = False,
+        should_continue: Callable[[], bool] | None = None,
+    ) -> tuple[list[Placement], int]:
+        """Schedule `pods` in order. `should_continue` is asked before each pod (a caller's
+        deadline or cancellation); once it says no, the rest are not attempted and the result
+        is the placements of the pods attempted so far, a prefix of `pods`. Pods already
+        placed stay assumed: a retry with the same uids returns them as "already placed"."""
         with self.lock:
-            out = [self._schedule_one(p, dry_run) for p in pods]
+            out: list[Placement] = []
+            for p in pods:
+                if should_continue is not None and not should_continue():
+                    break
+                out.append(self._schedule_one(p, dry_run))
             return out, self.snapshot.generation
 
     def _schedule_one(self, pod: Pod, dry_run: bool) -> Placement:

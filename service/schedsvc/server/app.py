@@ -16,6 +16,7 @@ from grpc_reflection.v1alpha import reflection
 from ..engine.scheduler import Engine
 from ..v1 import schedule_pb2 as pb
 from ..v1 import schedule_pb2_grpc as pb_grpc
+from .admission import MalformedRequestInterceptor
 from .servicer import Limits, ScheduleServicer
 
 __all__ = ["ServerOptions", "Server", "SERVICE_NAME"]
@@ -43,7 +44,8 @@ class Server:
         self.options = options
         self._grpc = grpc.server(
             ThreadPoolExecutor(max_workers=options.max_workers, thread_name_prefix="rpc"),
-            interceptors=list(options.interceptors),
+            # the malformed-bytes guard wraps every handler, the ones other interceptors return too
+            interceptors=[*options.interceptors, MalformedRequestInterceptor()],
             options=[
                 ("grpc.max_receive_message_length", options.max_message_bytes),
                 ("grpc.max_send_message_length", options.max_message_bytes),
@@ -51,8 +53,9 @@ class Server:
             ],
             maximum_concurrent_rpcs=options.max_workers * 8,
         )
+        self.servicer = ScheduleServicer(engine, options.limits)
         pb_grpc.add_ScheduleServiceServicer_to_server(  # type: ignore[no-untyped-call]
-            ScheduleServicer(engine, options.limits), self._grpc
+            self.servicer, self._grpc
         )
         self.health = health.HealthServicer()
         health_pb2_grpc.add_HealthServicer_to_server(self.health, self._grpc)

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from typing import NoReturn
 
 import grpc
 
@@ -12,6 +13,7 @@ from ..errors import InvalidArgument
 from ..model import Outcome
 from ..v1 import schedule_pb2 as pb
 from ..v1 import schedule_pb2_grpc as pb_grpc
+from .admission import Admission
 from .convert import namespace_from_pb, node_from_pb, pod_from_pb
 from .status import mapped_errors
 
@@ -32,6 +34,53 @@ class Limits:
     max_nodes_per_update: int = 100_000
     max_pods_per_update: int = 1_000_000
     max_cluster_name: int = 253
+    # Schedule requests queued or running per cluster; more is RESOURCE_EXHAUSTED (0 = no bound)
+    max_queue_per_cluster: int = 8
+    # stop a batch this long before the caller's deadline, so the partial answer still arrives
+    deadline_margin_seconds: float = 0.05
+
+
+NOT_ATTEMPTED = "not attempted: deadline exceeded"
+
+
+def _should_continue(context: grpc.ServicerContext, margin: float) -> Callable[[], bool]:
+    """Asked by the engine between pods: stop once the caller is gone or its deadline is near."""
+
+    def check() -> bool:
+        if not context.is_active():
+            return False
+        left = context.time_remaining()
+        return left is None or left > margin
+
+    return check
+
+
+def _abort_unfinished(context: grpc.ServicerContext) -> NoReturn:
+    """The batch stopped with nothing to deliver. Placements made before the stop stay assumed;
+    a retry with the same uids returns them ("already placed") and schedules the rest."""
+    left = context.time_remaining()
+    code = (
+        grpc.StatusCode.CANCELLED
+        if context.is_active() is False and left is not None and left > 0
+        else grpc.StatusCode.DEADLINE_EXCEEDED
+    )
+    context.abort(
+        code,
+        "batch stopped before its end: pods placed so far stay assumed; "
+        "retry with the same uids to get their placements",
+    )
+    raise AssertionError("unreachable")  # abort raises
+
+
+def _requests(
+    it: Iterator[pb.ScheduleRequest], context: grpc.ServicerContext
+) -> Iterator[pb.ScheduleRequest]:
+    """The stream's requests; ends quietly when the client goes away mid-read."""
+    try:
+        yield from it
+    except grpc.RpcError:
+        if context.is_active():
+            raise
 
 
 def placement_to_pb(p: Placement) -> pb.Placement:
@@ -65,6 +114,7 @@ class ScheduleServicer(pb_grpc.ScheduleServiceServicer):
     def __init__(self, engine: Engine, limits: Limits | None = None) -> None:
         self.engine = engine
         self.limits = limits or Limits()
+        self.admission = Admission(self.limits.max_queue_per_cluster)
 
     def _cluster_name(self, name: str) -> str:
         if len(name) > self.limits.max_cluster_name:
@@ -108,38 +158,68 @@ class ScheduleServicer(pb_grpc.ScheduleServiceServicer):
             )
         raise AssertionError("unreachable")
 
-    def _schedule(self, request: pb.ScheduleRequest) -> pb.ScheduleResponse:
+    def _schedule(
+        self, request: pb.ScheduleRequest, context: grpc.ServicerContext
+    ) -> tuple[pb.ScheduleResponse, int]:
+        """The response and how many pods were attempted (fewer than sent when the deadline
+        came or the caller left: the rest carry OUTCOME_UNSPECIFIED and NOT_ATTEMPTED)."""
         if len(request.pods) > self.limits.max_pods_per_request:
             raise InvalidArgument(
                 "pods", f"at most {self.limits.max_pods_per_request} pods per request"
             )
-        pods = [pod_from_pb(p, f"pods[{i}]") for i, p in enumerate(request.pods)]
-        seen: set[str] = set()
-        for i, p in enumerate(pods):
-            if p.uid in seen:
-                raise InvalidArgument(f"pods[{i}].uid", f"duplicate uid {p.uid!r} in the batch")
-            seen.add(p.uid)
-        cluster = self.engine.cluster(self._cluster_name(request.cluster))
-        placements, generation = cluster.schedule(pods, dry_run=request.dry_run)
-        return pb.ScheduleResponse(
+        name = self._cluster_name(request.cluster)
+        with self.admission.admit(name):
+            pods = [pod_from_pb(p, f"pods[{i}]") for i, p in enumerate(request.pods)]
+            seen: set[str] = set()
+            for i, p in enumerate(pods):
+                if p.uid in seen:
+                    raise InvalidArgument(
+                        f"pods[{i}].uid", f"duplicate uid {p.uid!r} in the batch"
+                    )
+                seen.add(p.uid)
+            placements, generation = self.engine.cluster(name).schedule(
+                pods, dry_run=request.dry_run,
+                should_continue=_should_continue(context, self.limits.deadline_margin_seconds),
+            )
+        out = pb.ScheduleResponse(
             placements=[placement_to_pb(p) for p in placements],
             generation=generation,
             epoch=self.engine.epoch,
         )
+        for p in pods[len(placements):]:
+            out.placements.add(pod_uid=p.uid, message=NOT_ATTEMPTED)
+        return out, len(placements)
+
+    def _deliverable(
+        self, request: pb.ScheduleRequest, context: grpc.ServicerContext
+    ) -> pb.ScheduleResponse | None:
+        """The response if it can be sent: complete, or partial with at least one pod attempted
+        and the caller still listening; None when the batch stopped with nothing to deliver."""
+        with mapped_errors(context):
+            resp, attempted = self._schedule(request, context)
+            if attempted == len(request.pods) or (attempted and context.is_active()):
+                return resp
+            return None
+        raise AssertionError("unreachable")
 
     def Schedule(  # noqa: N802
         self, request: pb.ScheduleRequest, context: grpc.ServicerContext
     ) -> pb.ScheduleResponse:
-        with mapped_errors(context):
-            return self._schedule(request)
-        raise AssertionError("unreachable")
+        resp = self._deliverable(request, context)
+        if resp is None:
+            _abort_unfinished(context)
+        return resp
 
     def ScheduleStream(  # noqa: N802
         self, request_iterator: Iterator[pb.ScheduleRequest], context: grpc.ServicerContext
     ) -> Iterator[pb.ScheduleResponse]:
-        with mapped_errors(context):
-            for request in request_iterator:
-                yield self._schedule(request)
+        for request in _requests(request_iterator, context):
+            resp = self._deliverable(request, context)
+            if resp is None:
+                if context.is_active():
+                    _abort_unfinished(context)
+                return
+            yield resp
 
     def Explain(  # noqa: N802
         self, request: pb.ExplainRequest, context: grpc.ServicerContext

@@ -1,0 +1,396 @@
+"""A typed client for schedsvc.v1 that survives server restarts.
+
+The server keeps each cluster's snapshot in memory only; the client is the source of truth. So
+this client remembers the desired state it pushed (nodes, namespaces, bound and nominated pods)
+and the placements it was given, and when the server comes back with a new `epoch` (a restart)
+or refuses a patch with FAILED_PRECONDITION, it replays that state with `replace=true` and sends
+the request again. That is safe because Schedule is idempotent per pod uid: a pod already placed
+comes back "already placed" and is never assumed twice.
+
+One client instance owns one cluster's state: two instances replaying the same cluster would
+overwrite each other's snapshot.
+"""
+
+from __future__ import annotations
+
+import random
+import threading
+import time
+from collections import deque
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+import grpc
+from google.rpc import error_details_pb2
+from grpc_status import rpc_status
+from schedsvc.v1 import schedule_pb2 as pb
+from schedsvc.v1 import schedule_pb2_grpc as pb_grpc
+
+__all__ = ["SchedClient", "RetryPolicy", "ResyncError", "tls_credentials", "NOT_ATTEMPTED"]
+
+NOT_ATTEMPTED = "not attempted: deadline exceeded"
+_RETRYABLE = (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.RESOURCE_EXHAUSTED)
+
+
+@dataclass(frozen=True, slots=True)
+class RetryPolicy:
+    """Exponential backoff with full jitter, bounded by a total budget per call."""
+
+    initial_backoff: float = 0.05
+    max_backoff: float = 2.0
+    multiplier: float = 2.0
+    budget_seconds: float = 60.0
+    max_resyncs: int = 5  # per call: a server restarting in a loop must not spin us forever
+    replay_chunk: int = 5000  # items per replay message, under the server's per-request limits
+
+
+class ResyncError(RuntimeError):
+    """The server kept changing under us (restarts) beyond the policy's resync budget."""
+
+
+def tls_credentials(
+    ca_file: str | Path, cert_file: str | Path | None = None, key_file: str | Path | None = None
+) -> grpc.ChannelCredentials:
+    """TLS trusting `ca_file`; with a certificate and key, the client side of mutual TLS."""
+    cert = Path(cert_file).read_bytes() if cert_file else None
+    key = Path(key_file).read_bytes() if key_file else None
+    return grpc.ssl_channel_credentials(Path(ca_file).read_bytes(), key, cert)
+
+
+def _retry_delay(err: grpc.RpcError) -> float | None:
+    """The server's google.rpc.RetryInfo delay, if the error carries one."""
+    try:
+        status = rpc_status.from_call(err)
+    except (ValueError, AttributeError):
+        return None
+    for detail in status.details if status is not None else ():
+        info = error_details_pb2.RetryInfo()
+        if detail.Unpack(info):
+            return float(info.retry_delay.ToMilliseconds()) / 1000
+    return None
+
+
+class _State:
+    """The desired snapshot of one cluster, as this client last pushed or learned it."""
+
+    def __init__(self) -> None:
+        self.nodes: dict[str, pb.Node] = {}
+        self.pods: dict[str, pb.Pod] = {}  # bound (node_name) or nominated pods, by uid
+        self.namespaces: dict[str, pb.Namespace] = {}
+
+    def copy(self) -> _State:
+        out = _State()
+        out.nodes, out.pods, out.namespaces = dict(self.nodes), dict(self.pods), {
+            **self.namespaces
+        }
+        return out
+
+    def apply(self, req: pb.UpdateSnapshotRequest) -> None:
+        """Mirror the server's update order: replace, remove nodes (and their pods), namespaces,
+        nodes, remove pods, upsert pods."""
+        if req.replace:
+            self.nodes.clear()
+            self.pods.clear()
+            self.namespaces.clear()
+        gone = set(req.remove_nodes)
+        for name in gone:
+            self.nodes.pop(name, None)
+        if gone:
+            self.pods = {u: p for u, p in self.pods.items() if p.node_name not in gone}
+        for ns in req.upsert_namespaces:
+            self.namespaces[ns.name] = ns
+        for node in req.upsert_nodes:
+            self.nodes[node.name] = node
+        for uid in req.remove_pods:
+            self.pods.pop(uid, None)
+        for pod in req.upsert_pods:
+            self.pods[pod.uid] = pod
+
+
+class SchedClient:
+    """Typed, retrying, resyncing access to one cluster of a schedsvc server. Thread-safe."""
+
+    def __init__(
+        self,
+        target: str,
+        *,
+        credentials: grpc.ChannelCredentials | None = None,
+        token: str | None = None,
+        cluster: str = "default",
+        retry: RetryPolicy | None = None,
+        options: Sequence[tuple[str, Any]] = (),
+    ) -> None:
+        self.target = target
+        self.cluster = cluster
+        self.retry = retry or RetryPolicy()
+        self._channel = (
+            grpc.secure_channel(target, credentials, options=list(options))
+            if credentials is not None
+            else grpc.insecure_channel(target, options=list(options))
+        )
+        self._stub = pb_grpc.ScheduleServiceStub(self._channel)  # type: ignore[no-untyped-call]
+        self._metadata: tuple[tuple[str, str], ...] = (
+            (("authorization", f"Bearer {token}"),) if token else ()
+        )
+        self._state = _State()
+        self._lock = threading.RLock()  # guards _state and _epoch; held across a replay
+        self._epoch = ""  # the server incarnation our state lives in ("" = not known yet)
+        self.resyncs = 0  # how many times the state was replayed (for callers and tests)
+
+    # ---- lifecycle ------------------------------------------------------------------------
+    def __enter__(self) -> SchedClient:
+        return self
+
+    def __exit__(
+        self, et: type[BaseException] | None, ev: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self._channel.close()
+
+    @property
+    def epoch(self) -> str:
+        return self._epoch
+
+    def desired_pods(self) -> dict[str, pb.Pod]:
+        """The pods this client believes are on the cluster: pushed, or placed for it."""
+        with self._lock:
+            return dict(self._state.pods)
+
+    # ---- retries --------------------------------------------------------------------------
+    def _call(self, fn: Any, request: Any, deadline: float, timeout: float | None) -> Any:
+        """One RPC with backoff on UNAVAILABLE / RESOURCE_EXHAUSTED until `deadline`."""
+        backoff = self.retry.initial_backoff
+        while True:
+            try:
+                return fn(request, timeout=timeout, metadata=self._metadata)
+            except grpc.RpcError as err:
+                code = err.code()
+                now = time.monotonic()
+                if code not in _RETRYABLE or now >= deadline:
+                    raise
+                delay = _retry_delay(err) if code == grpc.StatusCode.RESOURCE_EXHAUSTED else None
+                if delay is None:
+                    delay = random.uniform(0, backoff)
+                    backoff = min(backoff * self.retry.multiplier, self.retry.max_backoff)
+                time.sleep(max(0.0, min(delay, deadline - now)))
+
+    def _deadline(self) -> float:
+        return time.monotonic() + self.retry.budget_seconds
+
+    # ---- snapshot ---------------------------------------------------------------------------
+    def update_snapshot(
+        self,
+        *,
+        replace: bool = False,
+        upsert_nodes: Iterable[pb.Node] = (),
+        remove_nodes: Iterable[str] = (),
+        upsert_pods: Iterable[pb.Pod] = (),
+        remove_pods: Iterable[str] = (),
+        upsert_namespaces: Iterable[pb.Namespace] = (),
+        expected_generation: int = 0,
+        timeout: float | None = None,
+    ) -> pb.UpdateSnapshotResponse:
+        """Push a change and remember it. A patch carries the epoch it was meant for; if the
+        server restarted since, the whole desired state (this change included) is replayed."""
+        req = pb.UpdateSnapshotRequest(
+            cluster=self.cluster, replace=replace, upsert_nodes=upsert_nodes,
+            remove_nodes=remove_nodes, upsert_pods=upsert_pods, remove_pods=remove_pods,
+            upsert_namespaces=upsert_namespaces, expected_generation=expected_generation,
+        )
+        deadline = self._deadline()
+        with self._lock:
+            desired = self._state.copy()
+            desired.apply(req)
+            if not replace:
+                req.expected_epoch = self._epoch
+            try:
+                resp: pb.UpdateSnapshotResponse = self._call(
+                    self._stub.UpdateSnapshot, req, deadline, timeout
+                )
+            except grpc.RpcError as err:
+                code = err.code()
+                # our own epoch guard tripped (the user set no generation): the server restarted
+                if code != grpc.StatusCode.FAILED_PRECONDITION or expected_generation:
+                    raise
+                resp = self._replay(desired, deadline, timeout)
+            self._state = desired
+            self._epoch = resp.epoch
+            return resp
+
+    def resync(self, timeout: float | None = None) -> pb.UpdateSnapshotResponse:
+        """Replay the whole desired state with replace=true (after a restart, or on demand)."""
+        with self._lock:
+            return self._replay(self._state, self._deadline(), timeout)
+
+    def _replay(
+        self, state: _State, deadline: float, timeout: float | None
+    ) -> pb.UpdateSnapshotResponse:
+        """Send `state` in chunks: the first replaces, the rest patch within the same epoch."""
+        chunk = self.retry.replay_chunk
+        nodes, pods = list(state.nodes.values()), list(state.pods.values())
+        first = pb.UpdateSnapshotRequest(
+            cluster=self.cluster, replace=True, upsert_nodes=nodes[:chunk],
+            upsert_namespaces=list(state.namespaces.values()),
+        )
+        resp: pb.UpdateSnapshotResponse = self._call(
+            self._stub.UpdateSnapshot, first, deadline, timeout
+        )
+        rest = [pb.UpdateSnapshotRequest(upsert_nodes=nodes[i: i + chunk])
+                for i in range(chunk, len(nodes), chunk)]
+        rest += [pb.UpdateSnapshotRequest(upsert_pods=pods[i: i + chunk])
+                 for i in range(0, len(pods), chunk)]
+        for req in rest:
+            req.cluster = self.cluster
+            req.expected_epoch = resp.epoch  # a restart mid-replay fails here, not silently
+            resp = self._call(self._stub.UpdateSnapshot, req, deadline, timeout)
+        self._epoch = resp.epoch
+        self.resyncs += 1
+        return resp
+
+    def _resync_if(self, seen_epoch: str, deadline: float, timeout: float | None) -> None:
+        """Replay unless another thread already did for this server incarnation."""
+        with self._lock:
+            if not self._epoch or self._epoch != seen_epoch:
+                self._replay(self._state, deadline, timeout)
+
+    def _record(self, pods: Sequence[pb.Pod], placements: Sequence[pb.Placement]) -> None:
+        """Remember placed pods as bound, so a replay after a restart puts them back."""
+        with self._lock:
+            for pod, pl in zip(pods, placements, strict=True):
+                if pl.outcome == pb.Placement.SCHEDULED and pl.node_name:
+                    bound = pb.Pod()
+                    bound.CopyFrom(pod)
+                    bound.node_name = pl.node_name
+                    bound.ClearField("nominated_node_name")
+                    self._state.pods[pod.uid] = bound
+
+    # ---- scheduling ---------------------------------------------------------------------------
+    def schedule(
+        self, pods: Sequence[pb.Pod], dry_run: bool = False, timeout: float | None = None
+    ) -> list[pb.Placement]:
+        """One placement per pod, in order. Retries UNAVAILABLE and RESOURCE_EXHAUSTED with
+        backoff, re-sends pods the server did not reach before a deadline, and replays the
+        snapshot when the server restarted (new epoch) or refused with FAILED_PRECONDITION."""
+        pods = list(pods)
+        out: list[pb.Placement | None] = [None] * len(pods)
+        todo = list(range(len(pods)))
+        deadline = self._deadline()
+        resyncs = 0
+        while todo:
+            batch = [pods[i] for i in todo]
+            req = pb.ScheduleRequest(cluster=self.cluster, pods=batch, dry_run=dry_run)
+            seen = self._epoch
+            try:
+                resp: pb.ScheduleResponse = self._call(self._stub.Schedule, req, deadline, timeout)
+            except grpc.RpcError as err:
+                code = err.code()
+                if code == grpc.StatusCode.FAILED_PRECONDITION:
+                    resyncs = self._count_resync(resyncs)
+                    self._resync_if("", deadline, timeout)
+                    continue
+                if code == grpc.StatusCode.DEADLINE_EXCEEDED and time.monotonic() < deadline:
+                    continue  # our per-attempt timeout: what was placed comes back on retry
+                raise
+            if seen and resp.epoch != seen:
+                # a restarted server answered from an empty or stale cluster: replay, resend
+                resyncs = self._count_resync(resyncs)
+                self._resync_if(seen, deadline, timeout)
+                continue
+            if not seen:
+                with self._lock:
+                    self._epoch = self._epoch or resp.epoch
+            attempted = [
+                (i, pl) for i, pl in zip(todo, resp.placements, strict=True)
+                if pl.outcome != pb.Placement.OUTCOME_UNSPECIFIED
+            ]
+            if not dry_run:
+                self._record([pods[i] for i, _ in attempted], [pl for _, pl in attempted])
+            for i, pl in attempted:
+                out[i] = pl
+            todo = [i for i in todo if out[i] is None]
+            if todo and time.monotonic() >= deadline:
+                break
+        return [pl if pl is not None else pb.Placement(pod_uid=pods[i].uid, message=NOT_ATTEMPTED)
+                for i, pl in enumerate(out)]
+
+    def _count_resync(self, n: int) -> int:
+        if n >= self.retry.max_resyncs:
+            raise ResyncError(f"server changed {n} times during one call; giving up")
+        return n + 1
+
+    def schedule_stream(
+        self, batches: Iterable[Sequence[pb.Pod]], dry_run: bool = False
+    ) -> Iterator[list[pb.Placement]]:
+        """Schedule batches over one stream, yielding each batch's placements in order. If the
+        stream breaks (UNAVAILABLE) or the server restarted, the unanswered batches are sent
+        again (idempotent per uid) through `schedule`, and streaming resumes after them."""
+        source = iter(batches)
+        source_lock = threading.Lock()  # one stream attempt pulls from `source` at a time
+        exhausted = threading.Event()
+
+        def requests(
+            pending: deque[list[pb.Pod]], dead: threading.Event
+        ) -> Iterator[pb.ScheduleRequest]:
+            while True:
+                with source_lock:
+                    if dead.is_set():
+                        return
+                    try:
+                        b = list(next(source))
+                    except StopIteration:
+                        exhausted.set()
+                        return
+                    pending.append(b)
+                yield pb.ScheduleRequest(cluster=self.cluster, pods=b, dry_run=dry_run)
+
+        while True:
+            seen = self._epoch
+            pending: deque[list[pb.Pod]] = deque()
+            dead = threading.Event()
+            call = self._stub.ScheduleStream(requests(pending, dead), metadata=self._metadata)
+            broken = False
+            try:
+                for resp in call:
+                    if seen and resp.epoch != seen:
+                        broken = True  # the batch stays pending and is re-sent below
+                        break
+                    b = pending.popleft()
+                    if not seen:
+                        with self._lock:
+                            self._epoch = seen = self._epoch or resp.epoch
+                    placements = list(resp.placements)
+                    if any(p.outcome == pb.Placement.OUTCOME_UNSPECIFIED for p in placements):
+                        placements = self.schedule(b, dry_run=dry_run)
+                    elif not dry_run:
+                        self._record(b, placements)
+                    yield placements
+            except grpc.RpcError as err:
+                code = err.code()
+                if code not in (*_RETRYABLE, grpc.StatusCode.FAILED_PRECONDITION):
+                    raise
+                broken = True
+            finally:
+                dead.set()
+                call.cancel()
+            if not broken:
+                return
+            with source_lock:  # no pull of the dead attempt is still adding to `pending`
+                left = list(pending)
+            # answer what the broken stream left unanswered, in order, then stream the rest
+            for b in left:
+                yield self.schedule(b, dry_run=dry_run)
+            if exhausted.is_set():
+                return
+
+    def explain(self, pod: pb.Pod, timeout: float | None = None) -> pb.ExplainResponse:
+        """Every node's verdict for `pod`; nothing assumed. Retried like schedule."""
+        req = pb.ExplainRequest(cluster=self.cluster, pod=pod)
+        resp: pb.ExplainResponse = self._call(
+            self._stub.Explain, req, self._deadline(), timeout
+        )
+        return resp
