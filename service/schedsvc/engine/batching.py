@@ -3,9 +3,13 @@
 The checks run in the order of kube's batch.go, each exit a named flush reason. Where kube
 pops the next node of a stale sorted list, we keep the last full cycle's feasible rows (in
 visiting order) with each plugin's *raw* scores: a hint renormalizes them over the rows that
-remain and picks the best exactly as a full cycle would (same ties, same seeded draw). Between
-hints only the last chosen node changes, and it is filtered and rescored before each hint, so
-with percentageOfNodesToScore 100 a hint equals the full cycle's choice.
+remain and picks the best exactly as a full cycle would (same ties, same seeded draw).
+
+Only rows whose node or pods changed can change their verdict for a signable pod (such a pod's
+filters and scores read its own node only). Those rows are re-evaluated before each hint: the
+last chosen node (the rescore path), and every row an UpdateSnapshot touched (churn), which is
+re-filtered, rescored, and inserted at its visiting-order place if it became feasible. So with
+percentageOfNodesToScore 100 a hint equals the full cycle's choice.
 """
 
 from __future__ import annotations
@@ -54,6 +58,7 @@ class _Cached:
     states: dict[str, Any]  # plugin -> its PreScore state (for normalize)
     skipped: set[str]
     created: float
+    start_row: int  # first row the full cycle visited: the visiting order is rows rotated there
 
 
 class BatchState:
@@ -80,6 +85,7 @@ class BatchState:
         self.succeeded = False
         self._signature: tuple[int, bytes | None] = (-1, None)
         self._hinted: tuple[int, int] = (-1, -1)  # (cycle, row) of the last hint given
+        self._dirty: set[int] = set()  # rows an UpdateSnapshot touched since the last store
         self.batched_pods = 0
 
     # ---- bookkeeping ------------------------------------------------------------------------
@@ -87,9 +93,15 @@ class BatchState:
         self._state = None
         self.observer.batch_flush(self.profile, reason.value)
 
-    def on_snapshot_change(self) -> None:
-        if self._state is not None:
+    def on_snapshot_change(self, dirty: set[int] | None) -> None:
+        """Rows whose node or pods changed; None when anything may have (replace, namespaces,
+        nominated pods): then the state is flushed."""
+        if self._state is None:
+            return
+        if dirty is None:
             self._flush(FlushReason.SNAPSHOT_CHANGED)
+        else:
+            self._dirty |= dirty
 
     def _set_cycle(self, cycle: int, row: int, name: str, succeeded: bool) -> None:
         self.last_cycle, self.last_row, self.last_name = cycle, row, name
@@ -145,34 +157,72 @@ class BatchState:
         if snap.row_of(self.last_name) != row:
             self._flush(FlushReason.NODE_MISSING)
             return None
-        pos = np.flatnonzero(st.rows == row)
         cs = self.fw.run_pre_filter(info, snap)
-        rows = np.array([row], dtype=np.intp)
+        check = {row}
+        if self._dirty:
+            if cs.allowed is not None:
+                # a narrowed pod visits a rotation we do not track; keep it simple and exact
+                self._flush(FlushReason.SNAPSHOT_CHANGED)
+                return None
+            check |= self._dirty
+            self._dirty = set()
+        rows = np.array(sorted(r for r in check if snap.alive[r]), dtype=np.intp)
+        gone = np.isin(st.rows, rows, invert=True) & ~snap.alive[st.rows]
+        if gone.any():  # removed nodes
+            self._keep(st, ~gone)
         if cs.rejected is not None:
-            feasible = False
-        elif cs.allowed is not None and self.last_name not in cs.allowed:
-            feasible = False
+            feasible = np.zeros(len(rows), dtype=np.bool_)
         else:
-            feasible = bool(self.fw.run_filter(cs, info, snap, rows).feasible[0])
-        if not feasible:
-            if len(pos):
-                keep = np.ones(len(st.rows), dtype=np.bool_)
-                keep[pos] = False
-                st.rows = st.rows[keep]
-                st.raw = {k: v[keep] for k, v in st.raw.items()}
-        elif not self.rescore:
+            feasible = self.fw.run_filter(cs, info, snap, rows).feasible
+            if cs.allowed is not None:
+                feasible &= np.isin(snap.names(rows), list(cs.allowed))
+        if not self.rescore and bool(feasible[rows == row].any()):
             self._flush(FlushReason.NODE_NOT_FULL)
             return None
-        elif len(pos):
-            # Rescore path: the node still fits; its usage changed, so score it again.
-            sr = self.fw.run_score(info, snap, rows)
-            for name, arr in sr.raw.items():
-                if name in st.raw:
-                    st.raw[name][pos] = arr[0]
+        drop = np.isin(st.rows, rows[~feasible])
+        if drop.any():
+            self._keep(st, ~drop)
+        ok = rows[feasible]
+        if len(ok):
+            # Rescore path: these nodes still fit (or fit now); their usage changed.
+            sr = self.fw.run_score(info, snap, ok)
+            self._upsert(st, ok, sr.raw, snap)
         if len(st.rows) == 0:
             self._flush(FlushReason.EMPTY_LIST)
             return None
         return row
+
+    @staticmethod
+    def _keep(st: _Cached, mask: np.ndarray) -> None:
+        st.rows = st.rows[mask]
+        st.raw = {k: v[mask] for k, v in st.raw.items()}
+
+    @staticmethod
+    def _upsert(st: _Cached, rows: Rows, raw: dict[str, IntArray], snap: Snapshot) -> None:
+        """Set the raw scores of `rows`, inserting those not cached at their visiting place."""
+        present = np.isin(rows, st.rows)
+        if present.any():
+            at = {int(r): i for i, r in enumerate(st.rows.tolist())}
+            idx = np.array([at[int(r)] for r in rows[present]], dtype=np.intp)
+            for name, arr in raw.items():
+                if name in st.raw:
+                    st.raw[name][idx] = arr[present]
+        new = ~present
+        if not new.any():
+            return
+        # visiting order: rows ascending (snapshot order), rotated to start at start_row
+        span = snap.capacity + 1
+
+        def key(r: Rows) -> Rows:
+            out: Rows = np.where(r < st.start_row, r + span, r)
+            return out
+
+        where = np.searchsorted(key(st.rows), key(rows[new]))
+        st.rows = np.insert(st.rows, where, rows[new])
+        st.raw = {
+            name: np.insert(arr, where, raw[name][new]) if name in raw else arr
+            for name, arr in st.raw.items()
+        }
 
     def _pick(self, info: PodInfo, rng: np.random.Generator) -> HintResult:
         """Select host over the cached rows exactly as a full cycle would over its feasible set."""
@@ -202,7 +252,8 @@ class BatchState:
             self.observer.batch_attempt(self.profile, "hint_not_used")
 
     def store(
-        self, info: PodInfo, cycle: int, row: int, name: str, feasible: Rows, sr: ScoreResult
+        self, info: PodInfo, cycle: int, row: int, name: str, feasible: Rows, sr: ScoreResult,
+        start_row: int,
     ) -> None:
         """After a full, scored cycle: keep its feasible rows and raw scores for the next pod."""
         if not self.enabled:
@@ -225,7 +276,9 @@ class BatchState:
             states=dict(sr.states),
             skipped=set(sr.skipped),
             created=self.clock(),
+            start_row=start_row,
         )
+        self._dirty = set()
         self.observer.store_duration(self.profile, time.perf_counter() - started)
 
     def store_unscored(self, cycle: int, row: int, name: str) -> None:

@@ -1,7 +1,9 @@
 """What the engine reports as it works, without knowing who listens (metrics, traces).
 
-The engine calls these hooks; observability/ implements them with Prometheus. The null
-observer costs one method call per event.
+The engine calls these hooks; observability/ implements them with Prometheus and
+OpenTelemetry. The null observer costs one method call per event, so with metrics and tracing
+off the hot path pays nothing else. Durations are measured by the engine (perf_counter pairs)
+and handed over as seconds: an observer never times anything itself.
 """
 
 from __future__ import annotations
@@ -24,7 +26,21 @@ class Observer(Protocol):
 
     def store_duration(self, profile: str, seconds: float) -> None: ...
 
-    def extension_point(self, profile: str, point: str, seconds: float) -> None: ...
+    def extension_point(self, profile: str, point: str, status: str, seconds: float) -> None:
+        """All plugins of PreFilter, Filter, PreScore or Score ran once for a cycle; status is
+        kube's code name (Success, Unschedulable, UnschedulableAndUnresolvable, Skip)."""
+
+    def plugin_duration(self, plugin: str, point: str, status: str, seconds: float) -> None:
+        """One plugin at one extension point, in sampled cycles only (kube samples 10%)."""
+
+    def cycle_started(self, profile: str, pod_uid: str) -> None:
+        """A pod's attempt begins; every call is followed by cycle_finished on the same thread."""
+
+    def cycle_finished(
+        self, profile: str, outcome: str, cycle: int, nodes_evaluated: int, nodes_feasible: int,
+        batched: bool,
+    ) -> None:
+        """The attempt ended: outcome is SCHEDULED, UNSCHEDULABLE, REJECTED or ERROR."""
 
 
 class NullObserver:
@@ -43,7 +59,19 @@ class NullObserver:
     def store_duration(self, profile: str, seconds: float) -> None:
         pass
 
-    def extension_point(self, profile: str, point: str, seconds: float) -> None:
+    def extension_point(self, profile: str, point: str, status: str, seconds: float) -> None:
+        pass
+
+    def plugin_duration(self, plugin: str, point: str, status: str, seconds: float) -> None:
+        pass
+
+    def cycle_started(self, profile: str, pod_uid: str) -> None:
+        pass
+
+    def cycle_finished(
+        self, profile: str, outcome: str, cycle: int, nodes_evaluated: int, nodes_feasible: int,
+        batched: bool,
+    ) -> None:
         pass
 
 

@@ -6,6 +6,7 @@ first plugin that rejects it, exactly as kube's RunFilterPlugins stops at the fi
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -25,6 +26,7 @@ from ..framework import (
     SignPlugin,
 )
 from ..plugins.registry import Registry
+from .observer import NULL_OBSERVER, Observer
 from .podinfo import PodInfo
 from .snapshot import BoolArray, IntArray, Snapshot
 
@@ -52,6 +54,8 @@ class CycleState:
     narrowed_by: list[str] = field(default_factory=list)
     # PreFilter rejected the pod outright: (message, plugins)
     rejected: tuple[str, tuple[str, ...], str] | None = None
+    # kube's ShouldRecordPluginMetrics: time each plugin in this (sampled) cycle
+    record_plugin_metrics: bool = False
 
 
 @dataclass(slots=True)
@@ -106,13 +110,28 @@ class Framework:
             p for p in self.plugins.values() if isinstance(p, SignPlugin)
         ]
         self.fully_signable = all(isinstance(p, SignPlugin) for p in self.plugins.values())
+        # the engine sets its observer here; extension points report one duration per call
+        self.observer: Observer = NULL_OBSERVER
 
     # ---- PreFilter ------------------------------------------------------------------------
-    def run_pre_filter(self, pod: PodInfo, snap: Snapshot) -> CycleState:
-        cs = CycleState()
+    def run_pre_filter(self, pod: PodInfo, snap: Snapshot, record: bool = False) -> CycleState:
+        """PreFilter for one cycle; `record` samples per-plugin durations (kube: 10%)."""
+        started = time.perf_counter()
+        cs = self._pre_filter(pod, snap, CycleState(record_plugin_metrics=record))
+        status = "Success" if cs.rejected is None else cs.rejected[2]
+        self.observer.extension_point(self.name, "PreFilter", status, time.perf_counter() - started)
+        return cs
+
+    def _pre_filter(self, pod: PodInfo, snap: Snapshot, cs: CycleState) -> CycleState:
         filter_names = {p.name for p in self.filter}
+        record = cs.record_plugin_metrics
         for p in self.pre_filter:
+            t0 = time.perf_counter() if record else 0.0
             res = p.pre_filter(pod, snap)
+            if record:
+                self.observer.plugin_duration(
+                    p.name, "PreFilter", _pre_filter_status(res), time.perf_counter() - t0
+                )
             if res is SKIP:
                 cs.skip_filter.add(p.name)
                 continue
@@ -144,12 +163,19 @@ class Framework:
         feasible = np.ones(len(rows), dtype=np.bool_)
         live = np.arange(len(rows))  # positions in the block still feasible
         rejections: list[Rejection] = []
+        record = cs.record_plugin_metrics
         for p in self.filter:
             if p.name in cs.skip_filter or live.size == 0:
                 continue
             sub = rows[live]
+            t0 = time.perf_counter() if record else 0.0
             res = p.filter(cs.states.get(p.name), pod, snap, sub)
             ok = res.feasible
+            if record:
+                self.observer.plugin_duration(
+                    p.name, "Filter", "Success" if ok.all() else res.code,
+                    time.perf_counter() - t0,
+                )
             if ok.all():
                 continue
             bad = ~ok
@@ -161,15 +187,28 @@ class Framework:
         return BlockResult(feasible, rejections)
 
     # ---- Score ----------------------------------------------------------------------------
-    def run_score(self, pod: PodInfo, snap: Snapshot, rows: Rows) -> ScoreResult:
+    def run_score(
+        self, pod: PodInfo, snap: Snapshot, rows: Rows, record: bool = False
+    ) -> ScoreResult:
+        """PreScore, Score, NormalizeScore and weights; `record` samples per-plugin durations."""
+        obs = self.observer
+        started = time.perf_counter()
         states: dict[str, Any] = {}
         skipped: set[str] = set()
         for pre in self.pre_score:
+            t0 = time.perf_counter() if record else 0.0
             st = pre.pre_score(pod, snap, rows)
+            if record:
+                obs.plugin_duration(
+                    pre.name, "PreScore", "Skip" if st is SKIP else "Success",
+                    time.perf_counter() - t0,
+                )
             if st is SKIP:
                 skipped.add(pre.name)
             else:
                 states[pre.name] = st
+        scoring = time.perf_counter()
+        obs.extension_point(self.name, "PreScore", "Success", scoring - started)
         totals = np.zeros(len(rows), dtype=np.int64)
         per_plugin: dict[str, IntArray] = {}
         raws: dict[str, IntArray] = {}
@@ -178,11 +217,15 @@ class Framework:
                 per_plugin[p.name] = np.zeros(len(rows), dtype=np.int64)
                 continue
             st = states.get(p.name)
+            t0 = time.perf_counter() if record else 0.0
             raw = np.asarray(p.score(st, pod, snap, rows), dtype=np.int64)
             raws[p.name] = raw
             norm = p.normalize(st, pod, raw.copy())
+            if record:
+                obs.plugin_duration(p.name, "Score", "Success", time.perf_counter() - t0)
             per_plugin[p.name] = norm
             totals += norm * self.weights[p.name]
+        obs.extension_point(self.name, "Score", "Success", time.perf_counter() - scoring)
         return ScoreResult(totals, per_plugin, skipped, raws, states)
 
     # ---- Sign -----------------------------------------------------------------------------
@@ -197,6 +240,15 @@ class Framework:
                 return None
             parts.append(p.name.encode() + b"\x00" + s + b"\x01")
         return b"".join(parts)
+
+
+def _pre_filter_status(res: object) -> str:
+    """kube's status code name for one PreFilter result."""
+    if res is SKIP:
+        return "Skip"
+    if isinstance(res, PreFilterResult) and res.reject:
+        return res.reject_code
+    return "Success"
 
 
 def _go_list(items: list[str]) -> str:

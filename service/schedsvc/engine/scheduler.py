@@ -35,6 +35,10 @@ from .podinfo import PodInfo, pod_info
 from .runtime import CycleState, Framework, Rejection
 from .snapshot import Snapshot
 
+# kube records per-plugin durations in 10% of cycles (pluginMetricsSamplePercent); we take
+# every 10th cycle, deterministic and as cheap
+PLUGIN_METRICS_SAMPLE_EVERY = 10
+
 __all__ = [
     "Placement",
     "SnapshotUpdate",
@@ -127,6 +131,10 @@ class Cluster:
                     f"generation is {snap.generation}, not {upd.expected_generation}: resync"
                 )
             self._validate(upd)
+            # rows whose node or pods change: batch state re-evaluates just those (None: all)
+            dirty: set[int] | None = set()
+            if upd.replace or upd.upsert_namespaces:
+                dirty = None
             if upd.replace:
                 snap = Snapshot()
             for name in upd.remove_nodes:
@@ -135,19 +143,29 @@ class Cluster:
                 snap.upsert_namespace(ns)
             for node in upd.upsert_nodes:
                 snap.upsert_node(node)
+                if dirty is not None:
+                    dirty.add(snap.index[node.name])
             for uid in upd.remove_pods:
-                snap.remove_pod(uid)
+                rec = snap.remove_pod(uid)
+                if rec is not None and dirty is not None:
+                    if rec.node_name and rec.node_name in snap.index:
+                        dirty.add(snap.index[rec.node_name])
+                    elif not rec.node_name:
+                        dirty = None  # a nominated pod: other pods' filters may change
             for pod in upd.upsert_pods:
                 if pod.node_name:
                     snap.add_pod(pod, pod.node_name, assumed=False)
+                    if dirty is not None:
+                        dirty.add(snap.index[pod.node_name])
                 else:
                     snap.add_nominated(pod)
+                    dirty = None
             if upd.replace:
                 snap.generation = self.snapshot.generation + 1
                 self.snapshot = snap
                 self.next_start_index = 0
             for b in self.batches.values():
-                b.on_snapshot_change()
+                b.on_snapshot_change(dirty)
             return UpdateResult(snap.generation, snap.num_nodes, len(snap.pods), self.engine.epoch)
 
     def _validate(self, upd: SnapshotUpdate) -> None:
@@ -208,6 +226,21 @@ class Cluster:
             return out, self.snapshot.generation
 
     def _schedule_one(self, pod: Pod, dry_run: bool) -> Placement:
+        """One attempt, framed by the observer's cycle hooks (metrics, a trace span)."""
+        obs = self.engine.observer
+        obs.cycle_started(pod.scheduler_name, pod.uid)
+        try:
+            p = self._attempt(pod, dry_run)
+        except BaseException:
+            obs.cycle_finished(pod.scheduler_name, "ERROR", self.cycle, 0, 0, False)
+            raise
+        obs.cycle_finished(
+            pod.scheduler_name, p.outcome.name, p.cycle, p.nodes_evaluated, p.nodes_feasible,
+            p.batched,
+        )
+        return p
+
+    def _attempt(self, pod: Pod, dry_run: bool) -> Placement:
         snap = self.snapshot
         existing = snap.pods.get(pod.uid)
         if existing is not None:
@@ -239,7 +272,8 @@ class Cluster:
                 nodes_evaluated=1, nodes_feasible=1,
             )
 
-        cs = fw.run_pre_filter(info, snap)
+        record = cycle % PLUGIN_METRICS_SAMPLE_EVERY == 0
+        cs = fw.run_pre_filter(info, snap, record)
         num_all = snap.num_nodes
         if cs.rejected is not None:
             diag = prefilter_rejection(cs, snap)
@@ -265,9 +299,16 @@ class Cluster:
         if pct is None:
             pct = self.engine.config.percentage_of_nodes_to_score
         to_find = num_feasible_nodes_to_find(num_all, pct)
+        order = snap.order
+        start_row = int(order[self.next_start_index % len(order)]) if len(order) else 0
+        filter_started = time.perf_counter()
         fo = find_nodes_that_fit(
             fw, cs, info, snap, self.next_start_index, to_find,
             self.engine.executor, self.engine.config.parallelism, nominated,
+        )
+        obs.extension_point(
+            fw.name, "Filter", "Success" if len(fo.feasible) else "Unschedulable",
+            time.perf_counter() - filter_started,
         )
         if num_all:
             self.next_start_index = (self.next_start_index + fo.processed) % num_all
@@ -280,13 +321,13 @@ class Cluster:
             row = int(feasible[0])
             batch.store_unscored(cycle, row, snap.node(row).name)
             return self._place(pod, fw, cycle, row, 0, fo.processed, 1, dry_run, started)
-        sr = fw.run_score(info, snap, feasible)
+        sr = fw.run_score(info, snap, feasible, record)
         totals = sr.totals
         best = int(totals.max())
         ties = np.flatnonzero(totals == best)
         pick = int(ties[self.rng.integers(len(ties))]) if len(ties) > 1 else int(ties[0])
         chosen = int(feasible[pick])
-        batch.store(info, cycle, chosen, snap.node(chosen).name, feasible, sr)
+        batch.store(info, cycle, chosen, snap.node(chosen).name, feasible, sr, start_row)
         return self._place(
             pod, fw, cycle, chosen, best, fo.processed, len(feasible), dry_run, started
         )
@@ -436,6 +477,8 @@ class Engine:
         self.epoch = uuid.uuid4().hex
         registry = registry or in_tree_registry()
         self.frameworks = {p.scheduler_name: Framework(p, registry) for p in config.profiles}
+        for fw in self.frameworks.values():
+            fw.observer = observer
         self.executor: ThreadPoolExecutor | None = (
             ThreadPoolExecutor(max_workers=config.parallelism, thread_name_prefix="filter")
             if config.parallelism > 1
