@@ -116,7 +116,7 @@ class BatchState:
         try:
             if not self.enabled:
                 return result
-            sig = self.fw.sign(info)
+            sig = self._sign(info)
             self._signature = (cycle, sig)
             row = self._compatible(info, snap, cycle, sig)
             if row is None:
@@ -133,6 +133,12 @@ class BatchState:
                 self.observer.hint_duration(
                     self.profile, result.row is not None, time.perf_counter() - started
                 )
+
+    def _sign(self, info: PodInfo) -> bytes | None:
+        # a nominated pod is tried on its node first: no batching for it
+        if info.pod.nominated_node_name:
+            return None
+        return self.fw.sign(info)
 
     def _compatible(
         self, info: PodInfo, snap: Snapshot, cycle: int, sig: bytes | None
@@ -263,10 +269,10 @@ class BatchState:
         self._set_cycle(cycle, row, name, True)
         sig_cycle, sig = self._signature
         if sig_cycle != cycle:
-            sig = self.fw.sign(info)
+            sig = self._sign(info)
         if sig is None:
-            if self._state is not None:
-                self._flush(FlushReason.POD_NOT_BATCHABLE)
+            # counted whether or not a state existed, as kube's StoreScheduleResults does
+            self._flush(FlushReason.POD_NOT_BATCHABLE)
             self.observer.store_duration(self.profile, time.perf_counter() - started)
             return
         self._state = _Cached(
@@ -287,8 +293,7 @@ class BatchState:
             return
         self._note_unused_hint(cycle)
         self._set_cycle(cycle, row, name, True)
-        if self._state is not None:
-            self._flush(FlushReason.EMPTY_LIST)
+        self._flush(FlushReason.EMPTY_LIST)  # counted always, as kube does
 
     def store_failure(self, cycle: int) -> None:
         if not self.enabled:
