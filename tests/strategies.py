@@ -3,16 +3,15 @@
 from __future__ import annotations
 
 from hypothesis import strategies as st
-
 from schedsvc.model import (
     Affinity,
     Container,
     ContainerImage,
     ContainerPort,
+    Node,
     NodeAffinity,
     NodeSelectorRequirement,
     NodeSelectorTerm,
-    Node,
     Pod,
     PreferredSchedulingTerm,
     Taint,
