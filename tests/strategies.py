@@ -108,11 +108,11 @@ def pod_shapes(draw: st.DrawFn) -> dict[str, object]:
     if draw(st.integers(0, 3)) == 0:
         shape["tolerations"] = (Toleration(key="dedicated", operator="Exists"),)
     if draw(st.integers(0, 3)) == 0:
-        term = NodeSelectorTerm(
-            match_expressions=(NodeSelectorRequirement("zone", "In", (draw(st.sampled_from(ZONES)),)),)
-        )
+        zone = draw(st.sampled_from(ZONES))
+        term = NodeSelectorTerm(match_expressions=(NodeSelectorRequirement("zone", "In", (zone,)),))
+        weight = draw(st.integers(1, 100))
         shape["affinity"] = Affinity(
-            node_affinity=NodeAffinity(preferred=(PreferredSchedulingTerm(draw(st.integers(1, 100)), term),))
+            node_affinity=NodeAffinity(preferred=(PreferredSchedulingTerm(weight, term),))
         )
     if draw(st.integers(0, 5)) == 0:
         shape["ports"] = (ContainerPort(container_port=80, host_port=8080),)
