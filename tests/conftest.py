@@ -6,6 +6,7 @@ from collections.abc import Callable, Iterator
 
 import grpc
 import pytest
+
 from schedsvc.config import SchedulerConfig, default_config
 from schedsvc.engine.scheduler import Engine
 from schedsvc.server.app import Server, ServerOptions

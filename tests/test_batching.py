@@ -7,12 +7,12 @@ from typing import Any
 
 import pytest
 from prometheus_client import CollectorRegistry
+
 from schedsvc.config import parse_config
 from schedsvc.engine.podinfo import pod_info
 from schedsvc.engine.scheduler import Cluster, Engine, SnapshotUpdate
 from schedsvc.model import Outcome, TopologySpreadConstraint
 from schedsvc.observability.metrics import PrometheusObserver
-
 from tests.strategies import make_pod, node
 
 GiB = 2**30

@@ -9,9 +9,9 @@ from typing import Any
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+
 from schedsvc.config import parse_config
 from schedsvc.engine.scheduler import Engine, SnapshotUpdate
-
 from tests.strategies import make_pod, node, nodes, pod_shapes
 
 PROFILES = {

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from schedsvc.conformance import (
     CaseResult,
     compare_explanation,

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import pytest
+
 from schedsvc import model
 from schedsvc.errors import InvalidArgument
 from schedsvc.server import convert

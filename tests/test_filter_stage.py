@@ -7,11 +7,11 @@ histogram sorted as strings), not read from our output.
 from __future__ import annotations
 
 import pytest
+
 from schedsvc.config import parse_config
 from schedsvc.engine.filtering import num_feasible_nodes_to_find
 from schedsvc.engine.scheduler import Cluster, Engine, SnapshotUpdate
 from schedsvc.model import Outcome, Taint
-
 from tests.strategies import node, pod
 
 GiB = 2**30

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from schedsvc import model
 from schedsvc.server import convert
 from schedsvc.v1 import schedule_pb2 as pb

@@ -7,6 +7,7 @@ import random
 
 import numpy as np
 import pytest
+
 from schedsvc.engine.podinfo import pod_info
 from schedsvc.engine.snapshot import Snapshot, normalized_image_name
 from schedsvc.errors import ConfigError

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import pytest
+
 from schedsvc.engine.affinity_index import AffinityIndex
 from schedsvc.engine.podinfo import pod_info
 from schedsvc.engine.snapshot import Snapshot

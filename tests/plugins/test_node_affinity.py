@@ -8,6 +8,7 @@ from collections.abc import Mapping
 
 import numpy as np
 import pytest
+
 from schedsvc.engine.podinfo import pod_info
 from schedsvc.engine.snapshot import Snapshot
 from schedsvc.errors import ConfigError

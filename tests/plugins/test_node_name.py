@@ -6,6 +6,7 @@ import random
 
 import numpy as np
 import pytest
+
 from schedsvc.engine.podinfo import pod_info
 from schedsvc.engine.snapshot import Snapshot
 from schedsvc.errors import ConfigError

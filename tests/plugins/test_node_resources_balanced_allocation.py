@@ -12,6 +12,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import pytest
+
 from schedsvc.engine.podinfo import PodInfo, pod_info
 from schedsvc.engine.snapshot import Snapshot
 from schedsvc.errors import ConfigError

@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+
 from schedsvc.engine.podinfo import PodInfo, pod_info
 from schedsvc.engine.snapshot import Snapshot
 from schedsvc.errors import ConfigError

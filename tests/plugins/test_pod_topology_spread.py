@@ -10,6 +10,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+
 from schedsvc.engine.podinfo import pod_info
 from schedsvc.engine.selector_counts import SelectorCounts
 from schedsvc.engine.snapshot import Snapshot
