@@ -299,7 +299,7 @@ def test_short_deadline_on_a_big_batch_places_a_prefix_and_a_retry_completes_it(
     assert stub.UpdateSnapshot(pb.UpdateSnapshotRequest()).pods == len(pods)
 
 
-# ---- overload -------------------------------------------------------------------------------------
+# ---- overload ---------------------------------------------------------------------------------
 def test_queue_per_cluster_is_bounded_with_retry_info_and_other_clusters_unaffected(
     servers: Servers,
 ) -> None:

@@ -255,7 +255,7 @@ class SchedClient:
     def _resync_if(self, seen_epoch: str, deadline: float, timeout: float | None) -> None:
         """Replay unless another thread already did for this server incarnation."""
         with self._lock:
-            if not self._epoch or self._epoch != seen_epoch:
+            if self._epoch == seen_epoch:
                 self._replay(self._state, deadline, timeout)
 
     def _record(self, pods: Sequence[pb.Pod], placements: Sequence[pb.Placement]) -> None:
@@ -291,7 +291,7 @@ class SchedClient:
                 code = err.code()
                 if code == grpc.StatusCode.FAILED_PRECONDITION:
                     resyncs = self._count_resync(resyncs)
-                    self._resync_if("", deadline, timeout)
+                    self._resync_if(seen, deadline, timeout)
                     continue
                 if code == grpc.StatusCode.DEADLINE_EXCEEDED and time.monotonic() < deadline:
                     continue  # our per-attempt timeout: what was placed comes back on retry

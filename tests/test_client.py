@@ -1,0 +1,39 @@
+"""The typed client: state it remembers, replay on a stale epoch, streaming, explain."""
+
+from __future__ import annotations
+
+from schedsvc.engine.scheduler import SnapshotUpdate
+from schedsvc.v1 import schedule_pb2 as pb
+from schedsvc_client.client import SchedClient
+
+from tests.test_reliability import Servers, pb_node, pb_pod, servers, snapshot_pods  # noqa: F401
+
+
+def test_stale_epoch_patch_replays_the_whole_desired_state(servers: Servers) -> None:  # noqa: F811
+    server, _, _ = servers.start()
+    with SchedClient(f"127.0.0.1:{server.port}", cluster="c1") as c:
+        c.update_snapshot(upsert_nodes=[pb_node("n0"), pb_node("n1")])
+        placed = c.schedule([pb_pod("a"), pb_pod("b")])
+        assert all(p.outcome == pb.Placement.SCHEDULED for p in placed)
+        # what a restart looks like from here: the server forgot us and has another epoch
+        server.engine.cluster("c1").update(SnapshotUpdate(replace=True))
+        c._epoch = "an-older-server"
+        resp = c.update_snapshot(upsert_nodes=[pb_node("n2")])
+        assert c.resyncs == 1
+        assert (resp.nodes, resp.pods) == (3, 2)
+        assert snapshot_pods(server, "c1") == {p.pod_uid: p.node_name for p in placed}
+
+
+def test_stream_and_explain(servers: Servers) -> None:  # noqa: F811
+    server, _, _ = servers.start()
+    with SchedClient(f"127.0.0.1:{server.port}") as c:
+        c.update_snapshot(upsert_nodes=[pb_node("n0", cpu="1")])
+        batches = [[pb_pod(f"s{i}-{j}", cpu="300m") for j in range(2)] for i in range(2)]
+        out = list(c.schedule_stream(batches))
+        assert [[p.outcome for p in b] for b in out] == [
+            [pb.Placement.SCHEDULED] * 2, [pb.Placement.SCHEDULED, pb.Placement.UNSCHEDULABLE]]
+        assert set(c.desired_pods()) == {"s0-0", "s0-1", "s1-0"}
+        verdict = c.explain(pb_pod("probe", cpu="200m")).nodes[0]
+        assert verdict.feasible is False and verdict.name == "n0"
+        dry = c.schedule([pb_pod("d", cpu="100m")], dry_run=True)
+        assert dry[0].node_name == "n0" and "d" not in c.desired_pods()
