@@ -12,9 +12,9 @@ from collections.abc import Sequence
 import grpc
 
 from .config import default_config, load_config
-from .engine.observer import NULL_OBSERVER, Observer
 from .engine.scheduler import Engine
 from .errors import ConfigError
+from .observability.setup import setup_observability, tracing_requested
 from .server.app import Server, ServerOptions
 from .server.auth import TokenAuthInterceptor, load_tokens
 from .server.servicer import Limits
@@ -56,7 +56,17 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--config", default=_env("CONFIG", ""),
                    help="KubeSchedulerConfiguration v1 YAML file")
     s.add_argument("--metrics-address", default=_env("METRICS_ADDRESS", ""),
-                   help="HOST:PORT for Prometheus /metrics (off when empty)")
+                   help="HOST:PORT for Prometheus /metrics (off when empty; port 0 picks one)")
+    s.add_argument("--tracing", action=argparse.BooleanOptionalAction,
+                   default=_env("TRACING", "false").lower() in ("1", "true", "yes"),
+                   help="export OpenTelemetry spans (per RPC, per scheduling cycle) by OTLP; "
+                   "also on when OTEL_TRACES_EXPORTER=otlp (or console), never when "
+                   "OTEL_SDK_DISABLED=true or OTEL_TRACES_EXPORTER=none. The exporter reads "
+                   "the standard variables: OTEL_EXPORTER_OTLP_ENDPOINT (default "
+                   "http://localhost:4317), OTEL_EXPORTER_OTLP_TRACES_ENDPOINT, "
+                   "OTEL_EXPORTER_OTLP_INSECURE, OTEL_EXPORTER_OTLP_HEADERS, OTEL_SERVICE_NAME "
+                   "(default schedsvc), OTEL_RESOURCE_ATTRIBUTES, OTEL_TRACES_SAMPLER[_ARG], "
+                   "OTEL_BSP_SCHEDULE_DELAY")
     s.add_argument("--feature-gates", default=_env("FEATURE_GATES", ""),
                    help="kube syntax, e.g. OpportunisticBatching=false")
     s.add_argument("--seed", type=int, default=int(_env("SEED", "-1")),
@@ -85,8 +95,11 @@ def build_parser() -> argparse.ArgumentParser:
                    "SCHEDSVC_AUTH_TOKEN); health checks need none")
     s.add_argument("--grace-seconds", type=float, default=float(_env("GRACE_SECONDS", "10")),
                    help="how long SIGTERM waits for in-flight RPCs")
-    s.add_argument("--log-level", default=_env("LOG_LEVEL", "INFO"))
-    s.add_argument("--log-format", choices=("text", "json"), default=_env("LOG_FORMAT", "text"))
+    s.add_argument("--log-level", default=_env("LOG_LEVEL", "INFO"),
+                   help="DEBUG, INFO, WARNING or ERROR (default %(default)s)")
+    s.add_argument("--log-format", choices=("text", "json"), default=_env("LOG_FORMAT", "text"),
+                   help="json: one JSON object per line, for log collectors (default "
+                   "%(default)s)")
     return p
 
 
@@ -143,18 +156,20 @@ def serve(args: argparse.Namespace) -> int:
     except (ConfigError, OSError, ValueError) as exc:
         print(f"schedsvc: configuration error: {exc}", file=sys.stderr)
         return 2
-    observer: Observer = NULL_OBSERVER
-    if args.metrics_address:
-        from .observability.metrics import PrometheusObserver, start_metrics_server
-
-        observer = PrometheusObserver()
-        start_metrics_server(args.metrics_address)
+    try:
+        obs = setup_observability(args.metrics_address, tracing_requested(args.tracing))
+    except (OSError, ValueError) as exc:
+        print(f"schedsvc: cannot start observability: {exc}", file=sys.stderr)
+        return 2
     engine = Engine(
         config,
         seed=None if args.seed < 0 else args.seed,
         batching_enabled=gates["OpportunisticBatching"],
-        observer=observer,
+        observer=obs.observer,
     )
+    obs.attach(engine)
+    if obs.metrics_port is not None:
+        print(f"schedsvc metrics on port {obs.metrics_port}", flush=True)
     options = ServerOptions(
         address=args.address,
         max_workers=args.max_workers,
@@ -166,13 +181,14 @@ def serve(args: argparse.Namespace) -> int:
             max_pods_per_update=args.max_pods_per_update,
             max_queue_per_cluster=args.max_queue_per_cluster,
         ),
-        interceptors=security[0],
+        interceptors=(*obs.interceptors, *security[0]),
         credentials=security[1],
     )
     server = Server(engine, options).start()
     server.install_signal_handlers()
     print(f"schedsvc listening on port {server.port}", flush=True)
     server.wait()
+    obs.shutdown()
     return 0
 
 

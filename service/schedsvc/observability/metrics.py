@@ -1,14 +1,65 @@
-"""Prometheus metrics under kube-scheduler's names, fed by the engine's Observer hooks."""
+"""Prometheus metrics under kube-scheduler's names, fed by the engine's Observer hooks.
+
+Names, labels and buckets follow kube 1.35's pkg/scheduler/metrics/metrics.go, so dashboards
+written for kube-scheduler read ours. Labels stay low-cardinality: profile, result, extension
+point, plugin, status, and the cluster name for the per-cluster cache gauges; never a pod or
+node name.
+"""
 
 from __future__ import annotations
 
-from prometheus_client import REGISTRY, CollectorRegistry, Counter, Histogram, start_http_server
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
-__all__ = ["PrometheusObserver", "start_metrics_server"]
-
-_LATENCY_BUCKETS = (
-    0.0001, 0.0002, 0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0,
+from prometheus_client import (
+    REGISTRY,
+    CollectorRegistry,
+    Counter,
+    GCCollector,
+    Histogram,
+    PlatformCollector,
+    ProcessCollector,
+    start_http_server,
 )
+from prometheus_client.core import GaugeMetricFamily, Metric
+from prometheus_client.registry import Collector
+
+if TYPE_CHECKING:
+    from ..engine.scheduler import Engine
+
+__all__ = [
+    "PrometheusObserver",
+    "ClusterCollector",
+    "new_registry",
+    "start_metrics_server",
+]
+
+def _exponential(start: float, factor: float, count: int) -> tuple[float, ...]:
+    """client_golang's ExponentialBuckets."""
+    return tuple(start * factor**i for i in range(count))
+
+
+# kube: scheduling_attempt_duration_seconds ExponentialBuckets(0.001, 2, 15)
+ATTEMPT_BUCKETS = _exponential(0.001, 2, 15)
+# kube: framework_extension_point_duration_seconds ExponentialBuckets(0.0001, 2, 12)
+EXTENSION_POINT_BUCKETS = _exponential(0.0001, 2, 12)
+# kube: plugin_execution_duration_seconds ExponentialBuckets(0.00001, 1.5, 20)
+PLUGIN_BUCKETS = _exponential(0.00001, 1.5, 20)
+# kube: get_node_hint / store_schedule_results ExponentialBuckets(0.00001, 2, 12)
+BATCH_BUCKETS = _exponential(0.00001, 2, 12)
+
+# kube's schedule_attempts_total results
+_RESULTS = {"SCHEDULED": "scheduled", "UNSCHEDULABLE": "unschedulable", "ERROR": "error"}
+
+
+def new_registry() -> CollectorRegistry:
+    """A registry with prometheus-client's process, platform and GC collectors, as the
+    default one has; a fresh one per server keeps tests independent of each other."""
+    registry = CollectorRegistry()
+    ProcessCollector(registry=registry)
+    PlatformCollector(registry=registry)
+    GCCollector(registry=registry)
+    return registry
 
 
 class PrometheusObserver:
@@ -17,7 +68,8 @@ class PrometheusObserver:
     def __init__(self, registry: CollectorRegistry = REGISTRY) -> None:
         self.attempts = Counter(
             "scheduler_schedule_attempts",
-            "Number of attempts to schedule pods, by the result.",
+            "Number of attempts to schedule pods, by the result. 'unschedulable' means a pod "
+            "could not be scheduled, while 'error' means an internal scheduler problem.",
             ["result", "profile"],
             registry=registry,
         )
@@ -25,40 +77,47 @@ class PrometheusObserver:
             "scheduler_scheduling_attempt_duration_seconds",
             "Scheduling attempt latency in seconds (scheduling algorithm + assume).",
             ["result", "profile"],
-            buckets=_LATENCY_BUCKETS,
+            buckets=ATTEMPT_BUCKETS,
             registry=registry,
         )
         self.extension_point_hist = Histogram(
             "scheduler_framework_extension_point_duration_seconds",
             "Latency for running all plugins of a specific extension point.",
             ["extension_point", "status", "profile"],
-            buckets=_LATENCY_BUCKETS,
+            buckets=EXTENSION_POINT_BUCKETS,
+            registry=registry,
+        )
+        self.plugin_hist = Histogram(
+            "scheduler_plugin_execution_duration_seconds",
+            "Duration for running a plugin at a specific extension point (sampled cycles).",
+            ["plugin", "extension_point", "status"],
+            buckets=PLUGIN_BUCKETS,
             registry=registry,
         )
         self.batch_attempts = Counter(
             "scheduler_batch_attempts",
-            "Opportunistic batching attempts, by result.",
+            "Counts of results when we attempt to use batching.",
             ["profile", "result"],
             registry=registry,
         )
         self.batch_flushes = Counter(
             "scheduler_batch_cache_flushed",
-            "Opportunistic batching state flushes, by reason.",
+            "Counts of cache flushes by reason.",
             ["profile", "reason"],
             registry=registry,
         )
-        self._hint = Histogram(
+        self.hint_hist = Histogram(
             "scheduler_get_node_hint_duration_seconds",
-            "Latency of computing a batching node hint.",
+            "Latency for getting a node hint.",
             ["hinted", "profile"],
-            buckets=_LATENCY_BUCKETS,
+            buckets=BATCH_BUCKETS,
             registry=registry,
         )
-        self._store = Histogram(
+        self.store_hist = Histogram(
             "scheduler_store_schedule_results_duration_seconds",
-            "Latency of storing scheduling results for batching.",
+            "Latency for storing scheduling results for batching.",
             ["profile"],
-            buckets=_LATENCY_BUCKETS,
+            buckets=BATCH_BUCKETS,
             registry=registry,
         )
 
@@ -74,13 +133,74 @@ class PrometheusObserver:
         self.batch_flushes.labels(profile, reason).inc()
 
     def hint_duration(self, profile: str, hinted: bool, seconds: float) -> None:
-        self._hint.labels("hint" if hinted else "no_hint", profile).observe(seconds)
+        self.hint_hist.labels("hint" if hinted else "no_hint", profile).observe(seconds)
 
     def store_duration(self, profile: str, seconds: float) -> None:
-        self._store.labels(profile).observe(seconds)
+        self.store_hist.labels(profile).observe(seconds)
 
-    def extension_point(self, profile: str, point: str, seconds: float) -> None:
-        self.extension_point_hist.labels(point, "Success", profile).observe(seconds)
+    def extension_point(self, profile: str, point: str, status: str, seconds: float) -> None:
+        self.extension_point_hist.labels(point, status, profile).observe(seconds)
+
+    def plugin_duration(self, plugin: str, point: str, status: str, seconds: float) -> None:
+        self.plugin_hist.labels(plugin, point, status).observe(seconds)
+
+    def cycle_started(self, profile: str, pod_uid: str) -> None:
+        pass
+
+    def cycle_finished(
+        self, profile: str, outcome: str, cycle: int, nodes_evaluated: int, nodes_feasible: int,
+        batched: bool,
+    ) -> None:
+        # scheduled() counts the attempts that reached a verdict; an exception is kube's "error"
+        if outcome == "ERROR":
+            self.attempts.labels(_RESULTS[outcome], profile).inc()
+
+
+class ClusterCollector(Collector):
+    """Cache sizes read at scrape time, so the hot path pays nothing for them.
+
+    kube's scheduler_cache_size{type} (nodes, pods, assumed_pods) over all clusters, and the
+    same per cluster as schedsvc_cluster_cache_size{cluster,type}: assumed pods are those we
+    placed and the client has not yet confirmed (kube's assumed pods awaiting binding).
+    kube's scheduler_pending_pods has no analogue: we keep no queue, a request's pods are
+    scheduled as it arrives.
+    """
+
+    def __init__(self, engine: Engine) -> None:
+        self.engine = engine
+
+    def collect(self) -> Iterator[Metric]:
+        total = GaugeMetricFamily(
+            "scheduler_cache_size",
+            "Number of nodes, pods, and assumed (bound) pods in the scheduler cache.",
+            labels=["type"],
+        )
+        per = GaugeMetricFamily(
+            "schedsvc_cluster_cache_size",
+            "Nodes, bound pods, assumed pods and nominated pods per cluster.",
+            labels=["cluster", "type"],
+        )
+        sums = {"nodes": 0, "pods": 0, "assumed_pods": 0}
+        for name, cluster in sorted(self.engine.clusters().items()):
+            snap = cluster.snapshot
+            # list() copies the values in one C call, safe against a concurrent cycle
+            records = list(snap.pods.values())
+            assumed = sum(1 for r in records if r.assumed)
+            nominated = sum(1 for r in records if not r.node_name)
+            counts = {
+                "nodes": snap.num_nodes,
+                "pods": len(records) - nominated,
+                "assumed_pods": assumed,
+                "nominated_pods": nominated,
+            }
+            for kind, n in counts.items():
+                per.add_metric([name, kind], n)
+                if kind in sums:
+                    sums[kind] += n
+        for kind, n in sums.items():
+            total.add_metric([kind], n)
+        yield total
+        yield per
 
 
 def start_metrics_server(address: str, registry: CollectorRegistry = REGISTRY) -> int:

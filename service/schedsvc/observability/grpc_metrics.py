@@ -1,0 +1,238 @@
+"""gRPC server metrics under go-grpc-prometheus's names, from a server interceptor.
+
+grpc_server_started_total, grpc_server_handled_total{grpc_code}, grpc_server_msg_received_total,
+grpc_server_msg_sent_total and the grpc_server_handling_seconds histogram, each labelled
+grpc_type, grpc_service and grpc_method (and nothing per request), so the dashboards and alerts
+written for Go services apply unchanged. Codes are spelled as Go's codes.Code.String().
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import grpc
+from prometheus_client import REGISTRY, CollectorRegistry, Counter, Histogram
+
+__all__ = ["GrpcMetricsInterceptor", "go_code_name"]
+
+# client_golang's DefBuckets, which go-grpc-prometheus uses for handling time
+_DEF_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
+
+_GO_NAMES = {
+    grpc.StatusCode.OK: "OK",
+    grpc.StatusCode.CANCELLED: "Canceled",
+    grpc.StatusCode.UNKNOWN: "Unknown",
+    grpc.StatusCode.INVALID_ARGUMENT: "InvalidArgument",
+    grpc.StatusCode.DEADLINE_EXCEEDED: "DeadlineExceeded",
+    grpc.StatusCode.NOT_FOUND: "NotFound",
+    grpc.StatusCode.ALREADY_EXISTS: "AlreadyExists",
+    grpc.StatusCode.PERMISSION_DENIED: "PermissionDenied",
+    grpc.StatusCode.RESOURCE_EXHAUSTED: "ResourceExhausted",
+    grpc.StatusCode.FAILED_PRECONDITION: "FailedPrecondition",
+    grpc.StatusCode.ABORTED: "Aborted",
+    grpc.StatusCode.OUT_OF_RANGE: "OutOfRange",
+    grpc.StatusCode.UNIMPLEMENTED: "Unimplemented",
+    grpc.StatusCode.INTERNAL: "Internal",
+    grpc.StatusCode.UNAVAILABLE: "Unavailable",
+    grpc.StatusCode.DATA_LOSS: "DataLoss",
+    grpc.StatusCode.UNAUTHENTICATED: "Unauthenticated",
+}
+
+
+def go_code_name(code: grpc.StatusCode | None) -> str:
+    """Go's spelling of a status code; None (nothing set) is OK."""
+    return "OK" if code is None else _GO_NAMES.get(code, "Unknown")
+
+
+def _grpc_type(handler: grpc.RpcMethodHandler) -> str:
+    if handler.request_streaming and handler.response_streaming:
+        return "bidi_stream"
+    if handler.request_streaming:
+        return "client_stream"
+    if handler.response_streaming:
+        return "server_stream"
+    return "unary"
+
+
+class _Metrics:
+    def __init__(self, registry: CollectorRegistry) -> None:
+        labels = ["grpc_type", "grpc_service", "grpc_method"]
+        self.started = Counter(
+            "grpc_server_started", "Total number of RPCs started on the server.",
+            labels, registry=registry,
+        )
+        self.handled = Counter(
+            "grpc_server_handled",
+            "Total number of RPCs completed on the server, regardless of success or failure.",
+            [*labels, "grpc_code"], registry=registry,
+        )
+        self.received = Counter(
+            "grpc_server_msg_received", "Total number of RPC stream messages received on the "
+            "server.", labels, registry=registry,
+        )
+        self.sent = Counter(
+            "grpc_server_msg_sent", "Total number of gRPC stream messages sent by the server.",
+            labels, registry=registry,
+        )
+        self.seconds = Histogram(
+            "grpc_server_handling_seconds",
+            "Histogram of response latency (seconds) of gRPC that had been application-level "
+            "handled by the server.",
+            labels, buckets=_DEF_BUCKETS, registry=registry,
+        )
+
+
+class _Call:
+    """One RPC's label values and clock; `done` records it exactly once."""
+
+    __slots__ = ("m", "labels", "started", "finished")
+
+    def __init__(self, m: _Metrics, labels: tuple[str, str, str]) -> None:
+        self.m = m
+        self.labels = labels
+        self.started = time.perf_counter()
+        self.finished = False
+        m.started.labels(*labels).inc()
+
+    def done(self, context: grpc.ServicerContext, error: BaseException | None) -> None:
+        if self.finished:
+            return
+        self.finished = True
+        code = _code_of(context)
+        if code is None and isinstance(error, GeneratorExit):
+            code = grpc.StatusCode.CANCELLED  # the stream was closed: the client went away
+        elif code is None and error is not None:
+            code = grpc.StatusCode.UNKNOWN  # grpc answers an unhandled exception so
+        self.m.handled.labels(*self.labels, go_code_name(code)).inc()
+        self.m.seconds.labels(*self.labels).observe(time.perf_counter() - self.started)
+
+
+def _code_of(context: grpc.ServicerContext) -> grpc.StatusCode | None:
+    code = context.code()  # grpcio >= 1.38
+    return code if isinstance(code, grpc.StatusCode) else None
+
+
+class GrpcMetricsInterceptor(grpc.ServerInterceptor):  # type: ignore[misc]
+    """Counts every RPC: started, handled by code, messages each way, handling time."""
+
+    def __init__(self, registry: CollectorRegistry = REGISTRY) -> None:
+        self._m = _Metrics(registry)
+
+    def intercept_service(
+        self,
+        continuation: Callable[[grpc.HandlerCallDetails], grpc.RpcMethodHandler | None],
+        handler_call_details: grpc.HandlerCallDetails,
+    ) -> grpc.RpcMethodHandler | None:
+        handler = continuation(handler_call_details)
+        if handler is None:
+            return None
+        service, _, method = handler_call_details.method.lstrip("/").rpartition("/")
+        kind = _grpc_type(handler)
+        labels = (kind, service, method)
+        m = self._m
+        if kind == "unary":
+            return _wrap_unary_unary(handler, m, labels)
+        if kind == "server_stream":
+            return _wrap_unary_stream(handler, m, labels)
+        if kind == "client_stream":
+            return _wrap_stream_unary(handler, m, labels)
+        return _wrap_stream_stream(handler, m, labels)
+
+
+def _counted_requests(it: Iterator[Any], call: _Call) -> Iterator[Any]:
+    counter = call.m.received.labels(*call.labels)
+    for msg in it:
+        counter.inc()
+        yield msg
+
+
+def _counted_responses(
+    it: Iterator[Any], call: _Call, context: grpc.ServicerContext
+) -> Iterator[Any]:
+    counter = call.m.sent.labels(*call.labels)
+    try:
+        for msg in it:
+            counter.inc()
+            yield msg
+    except BaseException as exc:
+        call.done(context, exc)
+        raise
+    finally:
+        # normal end, or the generator closed when the client went away
+        call.done(context, None)
+
+
+def _wrap_unary_unary(
+    h: grpc.RpcMethodHandler, m: _Metrics, labels: tuple[str, str, str]
+) -> grpc.RpcMethodHandler:
+    inner = h.unary_unary
+
+    def behavior(request: Any, context: grpc.ServicerContext) -> Any:
+        call = _Call(m, labels)
+        m.received.labels(*labels).inc()
+        try:
+            resp = inner(request, context)
+        except BaseException as exc:
+            call.done(context, exc)
+            raise
+        call.done(context, None)
+        m.sent.labels(*labels).inc()
+        return resp
+
+    return grpc.unary_unary_rpc_method_handler(
+        behavior, h.request_deserializer, h.response_serializer
+    )
+
+
+def _wrap_unary_stream(
+    h: grpc.RpcMethodHandler, m: _Metrics, labels: tuple[str, str, str]
+) -> grpc.RpcMethodHandler:
+    inner = h.unary_stream
+
+    def behavior(request: Any, context: grpc.ServicerContext) -> Iterator[Any]:
+        call = _Call(m, labels)
+        m.received.labels(*labels).inc()
+        return _counted_responses(iter(inner(request, context)), call, context)
+
+    return grpc.unary_stream_rpc_method_handler(
+        behavior, h.request_deserializer, h.response_serializer
+    )
+
+
+def _wrap_stream_unary(
+    h: grpc.RpcMethodHandler, m: _Metrics, labels: tuple[str, str, str]
+) -> grpc.RpcMethodHandler:
+    inner = h.stream_unary
+
+    def behavior(requests: Iterator[Any], context: grpc.ServicerContext) -> Any:
+        call = _Call(m, labels)
+        try:
+            resp = inner(_counted_requests(requests, call), context)
+        except BaseException as exc:
+            call.done(context, exc)
+            raise
+        call.done(context, None)
+        m.sent.labels(*labels).inc()
+        return resp
+
+    return grpc.stream_unary_rpc_method_handler(
+        behavior, h.request_deserializer, h.response_serializer
+    )
+
+
+def _wrap_stream_stream(
+    h: grpc.RpcMethodHandler, m: _Metrics, labels: tuple[str, str, str]
+) -> grpc.RpcMethodHandler:
+    inner = h.stream_stream
+
+    def behavior(requests: Iterator[Any], context: grpc.ServicerContext) -> Iterator[Any]:
+        call = _Call(m, labels)
+        return _counted_responses(
+            iter(inner(_counted_requests(requests, call), context)), call, context
+        )
+
+    return grpc.stream_stream_rpc_method_handler(
+        behavior, h.request_deserializer, h.response_serializer
+    )

@@ -1,0 +1,85 @@
+"""Observability as `schedsvc serve` assembles it from its flags: which observers the engine
+gets, which interceptors the server gets, and what to flush on the way out.
+
+Importing this module imports neither prometheus nor OpenTelemetry; each is imported only
+when switched on, so a server with both off pays nothing for them.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+import grpc
+
+from ..engine.observer import Observer
+from .fanout import combine
+
+if TYPE_CHECKING:
+    from ..engine.scheduler import Engine
+
+__all__ = ["Observability", "setup_observability", "tracing_requested"]
+
+
+def tracing_requested(flag: bool, env: Mapping[str, str] = os.environ) -> bool:
+    """--tracing or OTEL_TRACES_EXPORTER=otlp|console, unless OTEL_SDK_DISABLED=true or
+    OTEL_TRACES_EXPORTER=none."""
+    if env.get("OTEL_SDK_DISABLED", "").strip().lower() == "true":
+        return False
+    exporter = env.get("OTEL_TRACES_EXPORTER", "").strip().lower()
+    if exporter == "none":
+        return False
+    return flag or exporter in ("otlp", "console")
+
+
+@dataclass(slots=True)
+class Observability:
+    observer: Observer
+    interceptors: tuple[grpc.ServerInterceptor, ...] = ()
+    metrics_port: int | None = None
+    _on_engine: list[Callable[[Engine], None]] = field(default_factory=list)
+    _on_shutdown: list[Callable[[], None]] = field(default_factory=list)
+
+    def attach(self, engine: Engine) -> None:
+        """Scrape-time collectors that read the engine (cache sizes per cluster)."""
+        for f in self._on_engine:
+            f(engine)
+
+    def shutdown(self) -> None:
+        """Flush what is queued (spans) before the process exits."""
+        for f in self._on_shutdown:
+            f()
+
+
+def setup_observability(metrics_address: str, tracing: bool) -> Observability:
+    """Prometheus on `metrics_address` (off when empty) and OTLP tracing when `tracing`."""
+    observers: list[Observer] = []
+    interceptors: list[grpc.ServerInterceptor] = []
+    on_engine: list[Callable[[Engine], None]] = []
+    on_shutdown: list[Callable[[], None]] = []
+    port: int | None = None
+    if metrics_address:
+        from .grpc_metrics import GrpcMetricsInterceptor
+        from .metrics import (
+            ClusterCollector,
+            PrometheusObserver,
+            new_registry,
+            start_metrics_server,
+        )
+
+        registry = new_registry()
+        observers.append(PrometheusObserver(registry))
+        # outermost, so calls refused by later interceptors (auth) are counted too
+        interceptors.append(GrpcMetricsInterceptor(registry))
+        on_engine.append(lambda engine: registry.register(ClusterCollector(engine)))
+        port = start_metrics_server(metrics_address, registry)
+    if tracing:
+        from .tracing import setup_tracing
+
+        t = setup_tracing()
+        observers.append(t.observer)
+        interceptors.append(t.interceptor)
+        on_shutdown.append(t.shutdown)
+    return Observability(combine(observers), tuple(interceptors), port, on_engine, on_shutdown)
