@@ -1,0 +1,42 @@
+# schedsvc: kube-scheduler v1.35 placement decisions as a gRPC service.
+# Build: docker build -t schedsvc .   Run: docker run -p 50051:50051 -p 9464:9464 schedsvc
+ARG PYTHON_IMAGE=python:3.11-slim-bookworm
+
+# ---- builder: generate the protobuf code (never committed) and install into a venv ----------
+FROM ${PYTHON_IMAGE} AS builder
+ENV PIP_DISABLE_PIP_VERSION_CHECK=1
+WORKDIR /src
+# protoc lives in its own venv so it never reaches the runtime image
+RUN python -m venv /opt/protoc \
+ && /opt/protoc/bin/pip install --no-cache-dir grpcio-tools==1.85.1
+COPY pyproject.toml ./
+COPY protos/ protos/
+COPY service/ service/
+COPY clients/ clients/
+# the same step as `make gen`: -I protos, so import paths match the proto package
+RUN rm -rf service/schedsvc/v1 \
+ && mkdir -p service/schedsvc/v1 \
+ && /opt/protoc/bin/python -m grpc_tools.protoc -I protos --python_out=service \
+      --pyi_out=service --grpc_python_out=service protos/schedsvc/v1/schedule.proto \
+ && touch service/schedsvc/v1/__init__.py
+RUN python -m venv /opt/venv \
+ && /opt/venv/bin/pip install --no-cache-dir .
+
+# ---- runtime: the venv only, as an unprivileged user ---------------------------------------
+FROM ${PYTHON_IMAGE}
+RUN useradd --system --uid 10001 --user-group --no-create-home --shell /usr/sbin/nologin schedsvc
+COPY --from=builder /opt/venv /opt/venv
+# every serve flag has a SCHEDSVC_* variable; override them with `docker run -e`
+ENV PATH=/opt/venv/bin:$PATH \
+    PYTHONUNBUFFERED=1 \
+    SCHEDSVC_ADDRESS=0.0.0.0:50051 \
+    SCHEDSVC_METRICS_ADDRESS=0.0.0.0:9464 \
+    SCHEDSVC_LOG_FORMAT=json
+USER 10001:10001
+EXPOSE 50051 9464
+# gRPC health service (grpc.health.v1) of schedsvc.v1.ScheduleService, no extra binary
+HEALTHCHECK --interval=10s --timeout=5s --start-period=10s --retries=3 \
+  CMD ["python", "-m", "schedsvc.healthcheck"]
+# exec form: the server is PID 1 and gets SIGTERM itself (it installs a handler and drains)
+ENTRYPOINT ["schedsvc"]
+CMD ["serve"]
