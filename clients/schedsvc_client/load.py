@@ -316,7 +316,9 @@ def run(opts: RunOptions) -> Report:
         if errors:
             err = errors[0]
             detail = str(err.details()) if isinstance(err, grpc.Call) else str(err)
-            raise LoadError(f"{w.name}: {detail}") from err
+            tail = server.stderr_tail()[-2000:] if server else ""
+            raise LoadError(f"{w.name}: {detail}" + (f"\nserver stderr:\n{tail}" if tail else "")
+                            ) from err
     finally:
         if server is not None:
             server.stop()

@@ -1,0 +1,113 @@
+"""`make bench`: every benchmark, one at a time, written to bench/RESULTS.md.
+
+Benchmarks run strictly one after another (2-core machine): each starts its own server
+subprocess and stops it before the next begins.
+"""
+
+from __future__ import annotations
+
+import datetime
+import os
+import platform
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+import batching  # noqa: E402
+import client_overhead  # noqa: E402
+import issue_target  # noqa: E402
+import mixed  # noqa: E402
+import profile_batching  # noqa: E402
+import scheduling_basic  # noqa: E402
+
+BENCHMARKS: list[tuple[str, Callable[[], str]]] = [
+    ("issue_target", issue_target.run),
+    ("batching", batching.run),
+    ("mixed", mixed.run),
+    ("client_overhead", client_overhead.run),
+    ("scheduling_basic", scheduling_basic.run),
+    ("profile_batching", profile_batching.run),
+]
+
+
+def _sh(cmd: list[str]) -> str:
+    try:
+        return subprocess.run(cmd, capture_output=True, text=True, check=False).stdout.strip()
+    except OSError:
+        return "n/a"
+
+
+def _free() -> str:
+    try:
+        return subprocess.run(["free", "-m"], capture_output=True, text=True).stdout.rstrip()
+    except OSError:
+        return "n/a"
+
+
+def machine() -> str:
+    load = os.getloadavg()
+    return "\n".join([
+        f"- date: {datetime.datetime.now(datetime.UTC).strftime('%Y-%m-%d %H:%M UTC')}",
+        f"- commit: {_sh(['git', 'rev-parse', '--short', 'HEAD'])}",
+        f"- nproc: {_sh(['nproc'])}; {platform.processor() or platform.machine()}; "
+        f"Python {platform.python_version()}; {platform.system()} {platform.release()}",
+        f"- load average at start: {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}",
+        "- free -m:",
+        "",
+        "```",
+        _free(),
+        "```",
+    ])
+
+
+def main() -> int:
+    only = set(sys.argv[1:])
+    sections = []
+    started = time.perf_counter()
+    for name, fn in BENCHMARKS:
+        if only and name not in only:
+            continue
+        t0 = time.perf_counter()
+        print(f"bench: {name} ...", flush=True)
+        section = fn()
+        took = time.perf_counter() - t0
+        print(section + f"\n\n({name}: {took:.0f} s)\n", flush=True)
+        sections.append(section + f"\n\n_Wall time of this benchmark: {took:.0f} s._")
+    total = time.perf_counter() - started
+    header = "\n".join([
+        "# schedsvc benchmarks",
+        "",
+        "Written by `make bench` (`python bench/run_all.py`); each table gives the exact "
+        "command that produced it. Every figure is end to end through gRPC on loopback: "
+        "`schedsvc-load` starts its own `schedsvc serve` subprocess, sends batches of 100 pods "
+        "(unary, one request in flight) and reports the measured phase only (warm-up pods "
+        "excluded). pods/s counts decided pods (scheduled + unschedulable) per second; the "
+        "p50/p90/p99 of pods/s are over one-second windows, as scheduler_perf's "
+        "SchedulingThroughput. **Per-pod latency is the latency of the request that carried the "
+        "pod** (its decision arrives only with the response), not the RPC time divided by its "
+        "pods. Tie-break seed 1.",
+        "",
+        "**The machine was shared**: other agents ran builds and tests on the same 2 cores while "
+        "these ran, so figures can be noisy (benchmarks themselves ran one at a time).",
+        "",
+        "## Machine",
+        "",
+        machine(),
+        "",
+        f"Total wall time: {total:.0f} s.",
+    ])
+    text = header + "\n\n" + "\n\n".join(sections) + "\n"
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "RESULTS.md")
+    if only:
+        path = os.path.join(os.path.dirname(path), "RESULTS.partial.md")
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(text)
+    print(f"wrote {path}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
