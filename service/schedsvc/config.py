@@ -87,6 +87,9 @@ class BatchingConfig:
     enabled: bool = True
     rescore: bool = True
     max_batch_age_seconds: float = 0.5
+    # beyond kube, off by default: batch pods whose only cross-node scoring is soft topology
+    # spreading, rescoring every cached node before each hint (exact, see engine/batching.py)
+    soft_spread: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -260,16 +263,20 @@ def _parse_profile(
 def _parse_batching(raw: Any, where: str) -> BatchingConfig:
     if raw is None:
         return BatchingConfig()
-    if not isinstance(raw, Mapping) or set(raw) - {"enabled", "rescore", "maxBatchAge"}:
-        raise ConfigError(where, "fields are enabled, rescore, maxBatchAge")
-    enabled = raw.get("enabled", True)
-    rescore = raw.get("rescore", True)
-    if not isinstance(enabled, bool):
-        raise ConfigError(f"{where}.enabled", "must be a boolean")
-    if not isinstance(rescore, bool):
-        raise ConfigError(f"{where}.rescore", "must be a boolean")
+    fields = {"enabled", "rescore", "maxBatchAge", "softSpread"}
+    if not isinstance(raw, Mapping) or set(raw) - fields:
+        raise ConfigError(where, f"fields are {', '.join(sorted(fields))}")
+    flags = {}
+    for key, default in (("enabled", True), ("rescore", True), ("softSpread", False)):
+        value = raw.get(key, default)
+        if not isinstance(value, bool):
+            raise ConfigError(f"{where}.{key}", "must be a boolean")
+        flags[key] = value
     age = raw.get("maxBatchAge", "500ms")
-    return BatchingConfig(enabled, rescore, _duration(age, f"{where}.maxBatchAge"))
+    return BatchingConfig(
+        flags["enabled"], flags["rescore"], _duration(age, f"{where}.maxBatchAge"),
+        flags["softSpread"],
+    )
 
 
 def _duration(raw: Any, where: str) -> float:

@@ -26,7 +26,7 @@ from ..framework import Rows
 from .observer import Observer
 from .podinfo import PodInfo
 from .runtime import Framework, ScoreResult
-from .snapshot import IntArray, Snapshot
+from .snapshot import BoolArray, IntArray, Snapshot
 
 __all__ = ["FlushReason", "HintResult", "BatchState"]
 
@@ -59,6 +59,23 @@ class _Cached:
     skipped: set[str]
     created: float
     start_row: int  # first row the full cycle visited: the visiting order is rows rotated there
+    full_rescore: bool = False  # soft spreading: every cached row is rescored before a hint
+
+
+def _positions(st: _Cached, rows: Rows, capacity: int) -> tuple[Rows, BoolArray]:
+    """Where `rows` are (or would be inserted) in the cached rows, and which are cached.
+
+    The cached rows are in visiting order: snapshot rows ascending, rotated to start at
+    `start_row`; rotating the keys makes that order sorted, so a binary search finds them.
+    """
+    span = capacity + 1
+    keys = np.where(st.rows < st.start_row, st.rows + span, st.rows)
+    want = np.where(rows < st.start_row, rows + span, rows)
+    pos: Rows = np.searchsorted(keys, want)
+    inside = pos < len(st.rows)
+    present: BoolArray = np.zeros(len(rows), dtype=np.bool_)
+    present[inside] = st.rows[pos[inside]] == rows[inside]
+    return pos, present
 
 
 class BatchState:
@@ -77,15 +94,20 @@ class BatchState:
         self.enabled = enabled and fw.profile.batching.enabled
         self.rescore = fw.profile.batching.rescore
         self.max_age = fw.profile.batching.max_batch_age_seconds
+        self.soft_spread = fw.profile.batching.soft_spread
         self.clock = clock
         self._state: _Cached | None = None
         self.last_cycle = -1
         self.last_row = -1
         self.last_name = ""
         self.succeeded = False
-        self._signature: tuple[int, bytes | None] = (-1, None)
+        self._signature: tuple[int, bytes | None, bool] = (-1, None, False)
         self._hinted: tuple[int, int] = (-1, -1)  # (cycle, row) of the last hint given
         self._dirty: set[int] = set()  # rows an UpdateSnapshot touched since the last store
+        self._dirty_nodes: set[int] = set()  # of those, rows whose node itself was upserted
+        # the node set changed: cluster-wide inputs (ImageLocality's share of nodes holding an
+        # image) moved for every node, so every cached row is rescored before the next hint
+        self._rescore_all = False
         self.batched_pods = 0
 
     # ---- bookkeeping ------------------------------------------------------------------------
@@ -93,15 +115,22 @@ class BatchState:
         self._state = None
         self.observer.batch_flush(self.profile, reason.value)
 
-    def on_snapshot_change(self, dirty: set[int] | None) -> None:
-        """Rows whose node or pods changed; None when anything may have (replace, namespaces,
-        nominated pods): then the state is flushed."""
+    def on_snapshot_change(
+        self, dirty: set[int] | None, node_rows: set[int] | None = None,
+        nodes_changed: bool = False,
+    ) -> None:
+        """Rows whose pods changed (`dirty`) or whose node was upserted (`node_rows`); None
+        when anything may have (replace, namespaces, nominated pods): then the state is
+        flushed. `nodes_changed`: nodes were added, removed or relabelled, which moves
+        cluster-wide score inputs."""
         if self._state is None:
             return
         if dirty is None:
             self._flush(FlushReason.SNAPSHOT_CHANGED)
         else:
             self._dirty |= dirty
+            self._dirty_nodes |= node_rows or set()
+            self._rescore_all |= nodes_changed
 
     def _set_cycle(self, cycle: int, row: int, name: str, succeeded: bool) -> None:
         self.last_cycle, self.last_row, self.last_name = cycle, row, name
@@ -116,8 +145,8 @@ class BatchState:
         try:
             if not self.enabled:
                 return result
-            sig = self._sign(info)
-            self._signature = (cycle, sig)
+            sig, full = self._sign(info)
+            self._signature = (cycle, sig, full)
             row = self._compatible(info, snap, cycle, sig)
             if row is None:
                 self.observer.batch_attempt(self.profile, "no_hint")
@@ -134,11 +163,11 @@ class BatchState:
                     self.profile, result.row is not None, time.perf_counter() - started
                 )
 
-    def _sign(self, info: PodInfo) -> bytes | None:
+    def _sign(self, info: PodInfo) -> tuple[bytes | None, bool]:
         # a nominated pod is tried on its node first: no batching for it
         if info.pod.nominated_node_name:
-            return None
-        return self.fw.sign(info)
+            return None, False
+        return self.fw.sign(info, self.soft_spread)
 
     def _compatible(
         self, info: PodInfo, snap: Snapshot, cycle: int, sig: bytes | None
@@ -171,31 +200,49 @@ class BatchState:
                 self._flush(FlushReason.SNAPSHOT_CHANGED)
                 return None
             check |= self._dirty
-            self._dirty = set()
+        node_dirty = self._dirty_nodes
+        self._dirty, self._dirty_nodes = set(), set()
         rows = np.array(sorted(r for r in check if snap.alive[r]), dtype=np.intp)
-        gone = np.isin(st.rows, rows, invert=True) & ~snap.alive[st.rows]
-        if gone.any():  # removed nodes
-            self._keep(st, ~gone)
-        if cs.rejected is not None:
-            feasible = np.zeros(len(rows), dtype=np.bool_)
-        else:
-            feasible = self.fw.run_filter(cs, info, snap, rows).feasible
+        if self._rescore_all:  # nodes changed: some cached rows may be gone
+            alive = snap.alive[st.rows]
+            if not alive.all():
+                self._keep(st, alive)
+        pos, present = _positions(st, rows, snap.capacity)
+        # cached rows that changed only in usage passed every static filter and keep their
+        # static scores; every other row is evaluated in full
+        usage_only = present & np.array([r not in node_dirty for r in rows.tolist()], bool)
+        feasible = np.zeros(len(rows), dtype=np.bool_)
+        if cs.rejected is None:
+            for part, dyn in ((usage_only, True), (~usage_only, False)):
+                if part.any():
+                    feasible[part] = self.fw.run_filter(
+                        cs, info, snap, rows[part], dynamic_only=dyn
+                    ).feasible
             if cs.allowed is not None:
                 feasible &= np.isin(snap.names(rows), list(cs.allowed))
         if not self.rescore and bool(feasible[rows == row].any()):
             self._flush(FlushReason.NODE_NOT_FULL)
             return None
-        drop = np.isin(st.rows, rows[~feasible])
-        if drop.any():
-            self._keep(st, ~drop)
-        ok = rows[feasible]
-        if len(ok):
-            # Rescore path: these nodes still fit (or fit now); their usage changed.
-            sr = self.fw.run_score(info, snap, ok)
-            self._upsert(st, ok, sr.raw, snap)
+        out = pos[present & ~feasible]
+        if len(out):
+            keep = np.ones(len(st.rows), dtype=np.bool_)
+            keep[out] = False
+            self._keep(st, keep)
+        for part, dyn in ((usage_only, True), (~usage_only, False)):
+            ok = rows[part & feasible]
+            if len(ok):
+                # Rescore path: these nodes still fit (or fit now); their usage changed.
+                sr = self.fw.run_score(info, snap, ok, dynamic_only=dyn)
+                self._upsert(st, ok, sr.raw, snap)
         if len(st.rows) == 0:
             self._flush(FlushReason.EMPTY_LIST)
             return None
+        if st.full_rescore or self._rescore_all:
+            # soft spreading: the last placement moved counts for every node in its domains;
+            # a node-set change moved ImageLocality's spread for every node
+            self._rescore_all = False
+            sr = self.fw.run_score(info, snap, st.rows)
+            st.raw, st.states, st.skipped = sr.raw, dict(sr.states), set(sr.skipped)
         return row
 
     @staticmethod
@@ -206,24 +253,16 @@ class BatchState:
     @staticmethod
     def _upsert(st: _Cached, rows: Rows, raw: dict[str, IntArray], snap: Snapshot) -> None:
         """Set the raw scores of `rows`, inserting those not cached at their visiting place."""
-        present = np.isin(rows, st.rows)
+        pos, present = _positions(st, rows, snap.capacity)
         if present.any():
-            at = {int(r): i for i, r in enumerate(st.rows.tolist())}
-            idx = np.array([at[int(r)] for r in rows[present]], dtype=np.intp)
+            at = pos[present]
             for name, arr in raw.items():
                 if name in st.raw:
-                    st.raw[name][idx] = arr[present]
+                    st.raw[name][at] = arr[present]
         new = ~present
         if not new.any():
             return
-        # visiting order: rows ascending (snapshot order), rotated to start at start_row
-        span = snap.capacity + 1
-
-        def key(r: Rows) -> Rows:
-            out: Rows = np.where(r < st.start_row, r + span, r)
-            return out
-
-        where = np.searchsorted(key(st.rows), key(rows[new]))
+        where = pos[new]
         st.rows = np.insert(st.rows, where, rows[new])
         st.raw = {
             name: np.insert(arr, where, raw[name][new]) if name in raw else arr
@@ -267,9 +306,9 @@ class BatchState:
         started = time.perf_counter()
         self._note_unused_hint(cycle)
         self._set_cycle(cycle, row, name, True)
-        sig_cycle, sig = self._signature
+        sig_cycle, sig, full = self._signature
         if sig_cycle != cycle:
-            sig = self._sign(info)
+            sig, full = self._sign(info)
         if sig is None:
             # counted whether or not a state existed, as kube's StoreScheduleResults does
             self._flush(FlushReason.POD_NOT_BATCHABLE)
@@ -283,8 +322,10 @@ class BatchState:
             skipped=set(sr.skipped),
             created=self.clock(),
             start_row=start_row,
+            full_rescore=full,
         )
-        self._dirty = set()
+        self._dirty, self._dirty_nodes = set(), set()
+        self._rescore_all = False
         self.observer.store_duration(self.profile, time.perf_counter() - started)
 
     def store_unscored(self, cycle: int, row: int, name: str) -> None:

@@ -158,14 +158,22 @@ class Framework:
         return cs
 
     # ---- Filter ---------------------------------------------------------------------------
-    def run_filter(self, cs: CycleState, pod: PodInfo, snap: Snapshot, rows: Rows) -> BlockResult:
-        """Run the chain over `rows`; each plugin sees only the rows still feasible."""
+    def run_filter(
+        self, cs: CycleState, pod: PodInfo, snap: Snapshot, rows: Rows, dynamic_only: bool = False
+    ) -> BlockResult:
+        """Run the chain over `rows`; each plugin sees only the rows still feasible.
+
+        `dynamic_only` skips plugins whose verdict reads no usage (filter_is_static), for rows
+        known to have passed them and changed only in usage since.
+        """
         feasible = np.ones(len(rows), dtype=np.bool_)
         live = np.arange(len(rows))  # positions in the block still feasible
         rejections: list[Rejection] = []
         record = cs.record_plugin_metrics
         for p in self.filter:
             if p.name in cs.skip_filter or live.size == 0:
+                continue
+            if dynamic_only and getattr(p, "filter_is_static", False):
                 continue
             sub = rows[live]
             t0 = time.perf_counter() if record else 0.0
@@ -188,14 +196,21 @@ class Framework:
 
     # ---- Score ----------------------------------------------------------------------------
     def run_score(
-        self, pod: PodInfo, snap: Snapshot, rows: Rows, record: bool = False
+        self, pod: PodInfo, snap: Snapshot, rows: Rows, record: bool = False,
+        dynamic_only: bool = False,
     ) -> ScoreResult:
-        """PreScore, Score, NormalizeScore and weights; `record` samples per-plugin durations."""
+        """PreScore, Score, NormalizeScore and weights; `record` samples per-plugin durations.
+
+        `dynamic_only` leaves out plugins whose score reads no usage (score_is_static): for
+        batching, which keeps their raw scores of rows that changed only in usage.
+        """
         obs = self.observer
         started = time.perf_counter()
         states: dict[str, Any] = {}
         skipped: set[str] = set()
         for pre in self.pre_score:
+            if dynamic_only and getattr(pre, "score_is_static", False):
+                continue
             t0 = time.perf_counter() if record else 0.0
             st = pre.pre_score(pod, snap, rows)
             if record:
@@ -213,6 +228,8 @@ class Framework:
         per_plugin: dict[str, IntArray] = {}
         raws: dict[str, IntArray] = {}
         for p in self.score:
+            if dynamic_only and getattr(p, "score_is_static", False):
+                continue
             if p.name in skipped:
                 per_plugin[p.name] = np.zeros(len(rows), dtype=np.int64)
                 continue
@@ -229,17 +246,25 @@ class Framework:
         return ScoreResult(totals, per_plugin, skipped, raws, states)
 
     # ---- Sign -----------------------------------------------------------------------------
-    def sign(self, pod: PodInfo) -> bytes | None:
-        """The pod's batching signature; None when any plugin refuses to sign it."""
+    def sign(self, pod: PodInfo, soft_spread: bool = False) -> tuple[bytes | None, bool]:
+        """The pod's batching signature, and whether hints for it must rescore every cached
+        node. None when any plugin refuses to sign it. With `soft_spread`, a plugin that
+        offers `sign_rescored` (soft topology spreading) may sign a pod it would refuse."""
         if not self.fully_signable:
-            return None
+            return None, False
         parts: list[bytes] = []
+        full = False
         for p in self.signers:
             s = p.sign(pod)
+            if s is None and soft_spread:
+                rescored = getattr(p, "sign_rescored", None)
+                if rescored is not None:
+                    s = rescored(pod)
+                    full = s is not None
             if s is None:
-                return None
+                return None, False
             parts.append(p.name.encode() + b"\x00" + s + b"\x01")
-        return b"".join(parts)
+        return b"".join(parts), full
 
 
 def _pre_filter_status(res: object) -> str:

@@ -133,6 +133,7 @@ class Cluster:
             self._validate(upd)
             # rows whose node or pods change: batch state re-evaluates just those (None: all)
             dirty: set[int] | None = set()
+            node_rows: set[int] = set()
             if upd.replace or upd.upsert_namespaces:
                 dirty = None
             if upd.replace:
@@ -145,6 +146,7 @@ class Cluster:
                 snap.upsert_node(node)
                 if dirty is not None:
                     dirty.add(snap.index[node.name])
+                    node_rows.add(snap.index[node.name])
             for uid in upd.remove_pods:
                 rec = snap.remove_pod(uid)
                 if rec is not None and dirty is not None:
@@ -164,8 +166,9 @@ class Cluster:
                 snap.generation = self.snapshot.generation + 1
                 self.snapshot = snap
                 self.next_start_index = 0
+            nodes_changed = bool(upd.upsert_nodes or upd.remove_nodes)
             for b in self.batches.values():
-                b.on_snapshot_change(dirty)
+                b.on_snapshot_change(dirty, node_rows, nodes_changed)
             return UpdateResult(snap.generation, snap.num_nodes, len(snap.pods), self.engine.epoch)
 
     def _validate(self, upd: SnapshotUpdate) -> None:

@@ -546,6 +546,21 @@ class PodTopologySpread:
             return None
         return b""
 
+    def sign_rescored(self, pod: PodInfo) -> bytes | None:
+        """A signature for batching that rescores every cached node before each hint (our
+        extension, `batching.softSpread`): soft constraints only change scores, and a full
+        rescore over the cached feasible nodes recomputes them exactly. Hard constraints
+        change feasibility across nodes, so they stay unsignable. The score reads the pod's
+        namespace, labels (self-match) and resolved constraints; node affinity and tolerations
+        (for the Honor policies) are signed by their own plugins."""
+        p = pod.pod
+        if self.constraints(p, DO_NOT_SCHEDULE):
+            return None
+        soft = self.constraints(p, SCHEDULE_ANYWAY)
+        if not soft:
+            return self.sign(pod)
+        return repr((p.namespace, sorted(p.labels.items()), soft)).encode()
+
 
 def new(args: Mapping[str, Any] | None) -> PodTopologySpread:
     return PodTopologySpread(parse_args(args))
