@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 from schedsvc.config import parse_config
 from schedsvc.engine.scheduler import Engine, SnapshotUpdate
+from schedsvc.model import LabelSelector, TopologySpreadConstraint
 from tests.strategies import make_pod, node, nodes, pod_shapes
 
 PROFILES = {
@@ -131,3 +132,55 @@ def test_batching_engages_on_a_run_of_equal_pods() -> None:
     on, batched = play(cluster, steps, batching=True, rescore=True)
     assert on == off
     assert batched == 39  # every pod after the first full cycle
+
+
+SOFT = TopologySpreadConstraint(
+    max_skew=1, topology_key="zone", when_unsatisfiable="ScheduleAnyway",
+    label_selector=LabelSelector(match_labels=(("app", "web"),)),
+)
+SOFT_HOST = TopologySpreadConstraint(
+    max_skew=2, topology_key="kubernetes.io/hostname", when_unsatisfiable="ScheduleAnyway",
+    label_selector=LabelSelector(match_labels=(("app", "web"),)),
+)
+
+
+def play_soft(cluster: list[Any], pods: list[Any], batching: bool) -> tuple[list[Any], int]:
+    cfg = {
+        "percentageOfNodesToScore": 100,
+        "profiles": [{"schedulerName": "default-scheduler", "batching": {"softSpread": True}}],
+    }
+    engine = Engine(parse_config(cfg), seed=7, batching_enabled=batching)
+    c = engine.cluster("x")
+    c.update(SnapshotUpdate(upsert_nodes=cluster))
+    try:
+        out, _ = c.schedule(pods)
+        return [(p.pod_uid, p.node_name) for p in out], c.batches["default-scheduler"].batched_pods
+    finally:
+        engine.close()
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(nodes(min_size=2, max_size=9), pod_shapes(), st.integers(1, 25),
+       st.sampled_from([(SOFT,), (SOFT_HOST,), (SOFT, SOFT_HOST)]))
+def test_soft_spread_batching_places_every_pod_as_a_full_cycle_would(
+    cluster: list[Any], shape: dict[str, object], n: int, constraints: tuple[Any, ...]
+) -> None:
+    shape = {**shape, "labels": {"app": "web"}, "topology_spread_constraints": constraints}
+    pods = [make_pod(f"p{i}", shape) for i in range(n)]
+    off, _ = play_soft(cluster, pods, batching=False)
+    on, _ = play_soft(cluster, pods, batching=True)
+    assert on == off
+
+
+def test_soft_spread_batching_engages_and_spreads_across_zones() -> None:
+    cluster = [node(f"n{i}", labels={"zone": "abc"[i % 3]}) for i in range(9)]
+    pods = [
+        make_pod(f"p{i}", {"cpu": 100, "labels": {"app": "web"},
+                           "topology_spread_constraints": (SOFT,)})
+        for i in range(12)
+    ]
+    off, _ = play_soft(cluster, pods, batching=False)
+    on, batched = play_soft(cluster, pods, batching=True)
+    assert on == off and batched == 11
+    zones = [int(name[1:]) % 3 for _, name in on]
+    assert sorted(zones.count(z) for z in range(3)) == [4, 4, 4]
