@@ -9,7 +9,7 @@ node name.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from prometheus_client import (
     REGISTRY,
@@ -121,28 +121,39 @@ class PrometheusObserver:
             registry=registry,
         )
 
+        # labelled children by label values: .labels() takes a lock and builds a tuple on
+        # every call, several times per cycle; a dict hit does not
+        self._children: dict[tuple[Any, ...], Any] = {}
+
+    def _child(self, metric: Any, *values: str) -> Any:
+        key = (id(metric), *values)
+        child = self._children.get(key)
+        if child is None:
+            child = self._children[key] = metric.labels(*values)
+        return child
+
     # Observer protocol ------------------------------------------------------------------------
     def scheduled(self, profile: str, result: str, seconds: float) -> None:
-        self.attempts.labels(result, profile).inc()
-        self.attempt_duration.labels(result, profile).observe(seconds)
+        self._child(self.attempts, result, profile).inc()
+        self._child(self.attempt_duration, result, profile).observe(seconds)
 
     def batch_attempt(self, profile: str, result: str) -> None:
-        self.batch_attempts.labels(profile, result).inc()
+        self._child(self.batch_attempts, profile, result).inc()
 
     def batch_flush(self, profile: str, reason: str) -> None:
-        self.batch_flushes.labels(profile, reason).inc()
+        self._child(self.batch_flushes, profile, reason).inc()
 
     def hint_duration(self, profile: str, hinted: bool, seconds: float) -> None:
-        self.hint_hist.labels("hint" if hinted else "no_hint", profile).observe(seconds)
+        self._child(self.hint_hist, "hint" if hinted else "no_hint", profile).observe(seconds)
 
     def store_duration(self, profile: str, seconds: float) -> None:
-        self.store_hist.labels(profile).observe(seconds)
+        self._child(self.store_hist, profile).observe(seconds)
 
     def extension_point(self, profile: str, point: str, status: str, seconds: float) -> None:
-        self.extension_point_hist.labels(point, status, profile).observe(seconds)
+        self._child(self.extension_point_hist, point, status, profile).observe(seconds)
 
     def plugin_duration(self, plugin: str, point: str, status: str, seconds: float) -> None:
-        self.plugin_hist.labels(plugin, point, status).observe(seconds)
+        self._child(self.plugin_hist, plugin, point, status).observe(seconds)
 
     def cycle_started(self, profile: str, pod_uid: str) -> None:
         pass
