@@ -8,7 +8,7 @@ import pytest
 
 from schedsvc import model
 from schedsvc.errors import InvalidArgument
-from schedsvc.server import convert
+from schedsvc.server import convert, to_pb
 from schedsvc.v1 import schedule_pb2 as pb
 
 
@@ -558,7 +558,7 @@ def rich_pod() -> pb.Pod:
 
 def test_pod_round_trip() -> None:
     pod = convert.pod_from_pb(rich_pod(), "pod")
-    again = convert.pod_from_pb(convert.pod_to_pb(pod), "pod")
+    again = convert.pod_from_pb(to_pb.pod_to_pb(pod), "pod")
     assert again == pod
     assert pod.containers[0].requests["example.com/gpu"] == 1
     assert pod.tolerations[2].toleration_seconds == 30
@@ -579,11 +579,11 @@ def test_node_and_namespace_round_trip() -> None:
         "node",
     )
     assert node.allocatable == {"cpu": 4000, "memory": 32 * 2**30, "pods": 110}
-    assert convert.node_from_pb(convert.node_to_pb(node), "node") == node
+    assert convert.node_from_pb(to_pb.node_to_pb(node), "node") == node
     ns = convert.namespace_from_pb(pb.Namespace(name="other", labels={"team": "a"}), "ns")
-    assert convert.namespace_from_pb(convert.namespace_to_pb(ns), "ns") == ns
+    assert convert.namespace_from_pb(to_pb.namespace_to_pb(ns), "ns") == ns
 
 
 def test_quantity_text_round_trips() -> None:
-    assert convert.quantity_text("cpu", 1500) == "1500m"
-    assert convert.quantity_text("memory", 134_000_000) == "134000000"
+    assert to_pb.quantity_text("cpu", 1500) == "1500m"
+    assert to_pb.quantity_text("memory", 134_000_000) == "134000000"

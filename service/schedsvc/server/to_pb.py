@@ -1,0 +1,180 @@
+"""Domain types -> schedsvc.v1 messages: the way back, for clients, tests and replays.
+
+The inverse of convert.py on valid input: `pod_from_pb(pod_to_pb(p)) == p`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+
+from schedsvc import model
+from schedsvc.v1 import schedule_pb2 as pb
+
+__all__ = [
+    "node_to_pb",
+    "pod_to_pb",
+    "namespace_to_pb",
+    "label_selector_to_pb",
+    "quantity_text",
+]
+
+
+def quantity_text(resource: str, value: int) -> str:
+    """Canonical units back to a quantity string that parses to the same value."""
+    return f"{value}m" if resource == model.CPU else str(value)
+
+
+def _quantities(m: Mapping[str, int]) -> dict[str, str]:
+    return {k: quantity_text(k, v) for k, v in m.items()}
+
+
+def label_selector_to_pb(s: model.LabelSelector) -> pb.LabelSelector:
+    return pb.LabelSelector(
+        match_labels=dict(s.match_labels),
+        match_expressions=[
+            pb.LabelSelectorRequirement(key=r.key, operator=r.operator, values=r.values)
+            for r in s.match_expressions
+        ],
+    )
+
+
+def _node_selector_term_to_pb(t: model.NodeSelectorTerm) -> pb.NodeSelectorTerm:
+    def reqs(rs: Iterable[model.NodeSelectorRequirement]) -> list[pb.NodeSelectorRequirement]:
+        return [
+            pb.NodeSelectorRequirement(key=r.key, operator=r.operator, values=r.values) for r in rs
+        ]
+
+    return pb.NodeSelectorTerm(
+        match_expressions=reqs(t.match_expressions), match_fields=reqs(t.match_fields)
+    )
+
+
+def _pod_affinity_term_to_pb(t: model.PodAffinityTerm) -> pb.PodAffinityTerm:
+    out = pb.PodAffinityTerm(
+        namespaces=t.namespaces,
+        topology_key=t.topology_key,
+        match_label_keys=t.match_label_keys,
+        mismatch_label_keys=t.mismatch_label_keys,
+    )
+    if t.label_selector is not None:
+        out.label_selector.CopyFrom(label_selector_to_pb(t.label_selector))
+    if t.namespace_selector is not None:
+        out.namespace_selector.CopyFrom(label_selector_to_pb(t.namespace_selector))
+    return out
+
+
+def _pod_affinity_to_pb(a: model.PodAffinity, out: pb.PodAffinity) -> None:
+    out.SetInParent()
+    out.required_during_scheduling_ignored_during_execution.extend(
+        _pod_affinity_term_to_pb(t) for t in a.required
+    )
+    out.preferred_during_scheduling_ignored_during_execution.extend(
+        pb.WeightedPodAffinityTerm(
+            weight=w.weight, pod_affinity_term=_pod_affinity_term_to_pb(w.term)
+        )
+        for w in a.preferred
+    )
+
+
+def _affinity_to_pb(a: model.Affinity, out: pb.Affinity) -> None:
+    out.SetInParent()
+    if a.node_affinity is not None:
+        na = out.node_affinity
+        na.SetInParent()
+        if a.node_affinity.required is not None:
+            req = na.required_during_scheduling_ignored_during_execution
+            req.SetInParent()
+            req.node_selector_terms.extend(
+                _node_selector_term_to_pb(t) for t in a.node_affinity.required
+            )
+        na.preferred_during_scheduling_ignored_during_execution.extend(
+            pb.PreferredSchedulingTerm(
+                weight=p.weight, preference=_node_selector_term_to_pb(p.preference)
+            )
+            for p in a.node_affinity.preferred
+        )
+    if a.pod_affinity is not None:
+        _pod_affinity_to_pb(a.pod_affinity, out.pod_affinity)
+    if a.pod_anti_affinity is not None:
+        _pod_affinity_to_pb(a.pod_anti_affinity, out.pod_anti_affinity)
+
+
+def _container_to_pb(c: model.Container) -> pb.Container:
+    return pb.Container(
+        name=c.name,
+        image=c.image,
+        requests=_quantities(c.requests),
+        ports=[
+            pb.ContainerPort(
+                container_port=p.container_port,
+                host_port=p.host_port,
+                protocol=p.protocol,
+                host_ip=p.host_ip,
+            )
+            for p in c.ports
+        ],
+    )
+
+
+def _spread_to_pb(c: model.TopologySpreadConstraint) -> pb.TopologySpreadConstraint:
+    out = pb.TopologySpreadConstraint(
+        max_skew=c.max_skew,
+        topology_key=c.topology_key,
+        when_unsatisfiable=c.when_unsatisfiable,
+        min_domains=c.min_domains,
+        node_affinity_policy=c.node_affinity_policy,
+        node_taints_policy=c.node_taints_policy,
+        match_label_keys=c.match_label_keys,
+    )
+    if c.label_selector is not None:
+        out.label_selector.CopyFrom(label_selector_to_pb(c.label_selector))
+    return out
+
+
+def pod_to_pb(pod: model.Pod) -> pb.Pod:
+    """The message a client would send for `pod` (defaults spelled out)."""
+    out = pb.Pod(
+        uid=pod.uid,
+        name=pod.name,
+        namespace=pod.namespace,
+        labels=dict(pod.labels),
+        scheduler_name=pod.scheduler_name,
+        priority=pod.priority,
+        containers=[_container_to_pb(c) for c in pod.containers],
+        init_containers=[_container_to_pb(c) for c in pod.init_containers],
+        overhead=_quantities(pod.overhead),
+        node_selector=dict(pod.node_selector),
+        tolerations=[
+            pb.Toleration(
+                key=t.key,
+                operator=t.operator,
+                value=t.value,
+                effect=t.effect,
+                toleration_seconds=t.toleration_seconds,
+            )
+            for t in pod.tolerations
+        ],
+        topology_spread_constraints=[_spread_to_pb(c) for c in pod.topology_spread_constraints],
+        node_name=pod.node_name,
+        nominated_node_name=pod.nominated_node_name,
+    )
+    if pod.affinity is not None:
+        _affinity_to_pb(pod.affinity, out.affinity)
+    if pod.default_selector is not None:
+        out.default_selector.CopyFrom(label_selector_to_pb(pod.default_selector))
+    return out
+
+
+def node_to_pb(node: model.Node) -> pb.Node:
+    return pb.Node(
+        name=node.name,
+        labels=dict(node.labels),
+        taints=[pb.Taint(key=t.key, value=t.value, effect=t.effect) for t in node.taints],
+        allocatable=_quantities(node.allocatable),
+        unschedulable=node.unschedulable,
+        images=[pb.ContainerImage(names=im.names, size_bytes=im.size_bytes) for im in node.images],
+    )
+
+
+def namespace_to_pb(ns: model.Namespace) -> pb.Namespace:
+    return pb.Namespace(name=ns.name, labels=dict(ns.labels))
