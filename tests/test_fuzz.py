@@ -17,11 +17,11 @@ import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+
 from schedsvc.server.app import Server
 from schedsvc.server.servicer import Limits
 from schedsvc.v1 import schedule_pb2 as pb
 from schedsvc.v1 import schedule_pb2_grpc as pb_grpc
-
 from tests.test_reliability import Servers
 
 CLEAN = {

@@ -7,6 +7,7 @@ import io
 import json
 
 import pytest
+
 from schedsvc.config import load_config
 from schedsvc.v1 import schedule_pb2 as pb
 from schedsvc_client.load import RunOptions, main, run

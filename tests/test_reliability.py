@@ -17,6 +17,7 @@ import grpc
 import pytest
 from google.rpc import error_details_pb2
 from grpc_status import rpc_status
+
 from schedsvc.config import default_config
 from schedsvc.engine.scheduler import Engine
 from schedsvc.server.app import Server, ServerOptions

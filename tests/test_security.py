@@ -10,6 +10,7 @@ from pathlib import Path
 import grpc
 import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
+
 from schedsvc.config import default_config
 from schedsvc.engine.scheduler import Engine
 from schedsvc.server.app import Server, ServerOptions
@@ -18,7 +19,6 @@ from schedsvc.server.tls import server_credentials
 from schedsvc.v1 import schedule_pb2 as pb
 from schedsvc.v1 import schedule_pb2_grpc as pb_grpc
 from schedsvc_client.client import SchedClient, tls_credentials
-
 from tests.test_reliability import pb_node, pb_pod
 
 WAIT = 30.0

@@ -11,9 +11,9 @@ import threading
 from collections.abc import Iterator
 
 import grpc
+
 from schedsvc.v1 import schedule_pb2 as pb
 from schedsvc.v1 import schedule_pb2_grpc as pb_grpc
-
 from tests.test_fuzz import check_books
 from tests.test_reliability import Servers, load, pb_pod, servers, snapshot_pods  # noqa: F401
 

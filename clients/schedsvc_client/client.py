@@ -26,6 +26,7 @@ from typing import Any
 import grpc
 from google.rpc import error_details_pb2
 from grpc_status import rpc_status
+
 from schedsvc.v1 import schedule_pb2 as pb
 from schedsvc.v1 import schedule_pb2_grpc as pb_grpc
 

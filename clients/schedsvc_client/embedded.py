@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from types import TracebackType
 
 import grpc
+
 from schedsvc.v1 import schedule_pb2 as pb
 from schedsvc.v1 import schedule_pb2_grpc as pb_grpc
 

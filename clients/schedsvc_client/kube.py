@@ -19,6 +19,7 @@ from typing import Any
 import yaml
 from google.protobuf import json_format, message_factory
 from google.protobuf.message import Message
+
 from schedsvc.quantity import QuantityError, parse_quantity
 from schedsvc.v1 import schedule_pb2 as pb
 

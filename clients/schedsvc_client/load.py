@@ -24,6 +24,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 import grpc
+
 from schedsvc.v1 import schedule_pb2 as pb
 from schedsvc.v1 import schedule_pb2_grpc as pb_grpc
 

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+
 from schedsvc.v1 import schedule_pb2 as pb
 
 __all__ = ["Collector", "Report", "format_report", "format_compare", "data_items", "write_plot"]

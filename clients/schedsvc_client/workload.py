@@ -26,6 +26,7 @@ from importlib import resources
 from typing import Any
 
 import yaml
+
 from schedsvc.v1 import schedule_pb2 as pb
 
 from .kube import node_from_kube, pod_from_kube
