@@ -587,3 +587,18 @@ def test_node_and_namespace_round_trip() -> None:
 def test_quantity_text_round_trips() -> None:
     assert to_pb.quantity_text("cpu", 1500) == "1500m"
     assert to_pb.quantity_text("memory", 134_000_000) == "134000000"
+
+
+@pytest.mark.parametrize("name", ["pods", "kubernetes.io/gpu", "requests.cpu", "storage"])
+def test_a_container_may_not_request_what_is_not_a_container_resource(name: str) -> None:
+    msg = pb.Pod(uid="u", containers=[pb.Container(name="c", requests={name: "1"})])
+    with pytest.raises(InvalidArgument) as e:
+        convert.pod_from_pb(msg, "pods[0]")
+    assert e.value.field == f'pods[0].containers[0].requests["{name}"]'
+
+
+@pytest.mark.parametrize("name", ["cpu", "memory", "ephemeral-storage", "hugepages-2Mi",
+                                  "example.com/gpu"])
+def test_container_resources_kube_accepts_are_accepted(name: str) -> None:
+    msg = pb.Pod(uid="u", containers=[pb.Container(name="c", requests={name: "1"})])
+    assert name in convert.pod_from_pb(msg, "pods[0]").containers[0].requests

@@ -127,7 +127,22 @@ def _labels(m: Mapping[str, str], path: str) -> Mapping[str, str]:
     return MappingProxyType(d)
 
 
-def _resources(m: Mapping[str, str], path: str) -> Mapping[str, int]:
+_CONTAINER_RESOURCES = frozenset({"cpu", "memory", "ephemeral-storage"})
+
+
+def _container_resource_error(name: str) -> str | None:
+    """kube's container resource-name rule: cpu, memory, ephemeral-storage, hugepages-*, or
+    an extended resource (a qualified name with a domain outside kubernetes.io). Anything else,
+    such as "pods", would be counted against the node's columns as if it were real."""
+    if name in _CONTAINER_RESOURCES or name.startswith("hugepages-"):
+        return None
+    if "/" not in name or name.startswith("requests.") or "kubernetes.io/" in name:
+        return f"{name!r} is not a container resource (cpu, memory, ephemeral-storage, " \
+            "hugepages-*, or an extended resource like example.com/gpu)"
+    return _qualified_name_error(name)
+
+
+def _resources(m: Mapping[str, str], path: str, container: bool = False) -> Mapping[str, int]:
     """Quantities (requests, overhead, allocatable) in canonical units."""
     if not m:
         return _EMPTY_INTS
@@ -135,6 +150,8 @@ def _resources(m: Mapping[str, str], path: str) -> Mapping[str, int]:
     for k, v in m.items():
         if not k:
             raise InvalidArgument(f"{path}{_key(k)}", "empty resource name")
+        if container and (err := _container_resource_error(k)) is not None:
+            raise InvalidArgument(f"{path}{_key(k)}", err)
         try:
             out[k] = to_canonical(k, v, "")
         except InvalidArgument as exc:
@@ -500,7 +517,7 @@ def _container(c: pb.Container, prefix: str, index: int) -> model.Container:
     out = model.Container(
         name=c.name,
         image=c.image,
-        requests=_resources(c.requests, f"{path}.requests"),
+        requests=_resources(c.requests, f"{path}.requests", container=True),
         ports=tuple(_port(p, f"{path}.ports[{i}]") for i, p in enumerate(c.ports)),
     )
     _remember(_CONTAINERS, key, out)
@@ -589,7 +606,11 @@ def _pod(msg: pb.Pod, prefix: str) -> model.Pod:
             if msg.init_containers
             else ()
         ),
-        overhead=_resources(msg.overhead, f"{prefix}.overhead") if msg.overhead else _EMPTY_INTS,
+        overhead=(
+            _resources(msg.overhead, f"{prefix}.overhead", container=True)
+            if msg.overhead
+            else _EMPTY_INTS
+        ),
         node_selector=(
             _labels(msg.node_selector, f"{prefix}.node_selector")
             if msg.node_selector
