@@ -90,8 +90,8 @@ def main() -> int:
         "pod** (its decision arrives only with the response), not the RPC time divided by its "
         "pods. Tie-break seed 1.",
         "",
-        "**The machine was shared**: other agents ran builds and tests on the same 2 cores while "
-        "these ran, so figures can be noisy (benchmarks themselves ran one at a time).",
+        "Benchmarks run one at a time; anything else running on the 2 cores skews them, so the "
+        "load average at start is recorded below.",
         "",
         "## Machine",
         "",
