@@ -152,6 +152,21 @@ class LabelSelector:
     def is_empty(self) -> bool:
         return not self.match_labels and not self.match_expressions
 
+    def canonical(self) -> LabelSelector:
+        """The same selector with its parts sorted and deduplicated, so equal selectors are
+        equal objects (one cache entry in the pod-count indexes)."""
+        labels = tuple(sorted(set(self.match_labels)))
+        exprs = tuple(
+            sorted(
+                {
+                    LabelSelectorRequirement(r.key, r.operator, tuple(sorted(set(r.values))))
+                    for r in self.match_expressions
+                },
+                key=lambda r: (r.key, r.operator, r.values),
+            )
+        )
+        return LabelSelector(match_labels=labels, match_expressions=exprs)
+
 
 @dataclass(frozen=True, slots=True)
 class PodAffinityTerm:

@@ -41,7 +41,6 @@ __all__ = [
     "NamespaceFilter",
     "SelectorKey",
     "TermGroups",
-    "canonical_selector",
     "merge_label_keys",
     "pod_has_pod_affinity",
     "topology_counts",
@@ -56,19 +55,6 @@ SelectorKey = frozenset[tuple[NamespaceFilter, LabelSelector]]
 DEFAULT_MAX_SELECTORS = 256
 
 
-def canonical_selector(sel: LabelSelector) -> LabelSelector:
-    """The same selector with its parts sorted, so equal selectors share one cache entry."""
-    labels = tuple(sorted(set(sel.match_labels)))
-    exprs = tuple(
-        sorted(
-            {
-                LabelSelectorRequirement(r.key, r.operator, tuple(sorted(set(r.values))))
-                for r in sel.match_expressions
-            },
-            key=lambda r: (r.key, r.operator, r.values),
-        )
-    )
-    return LabelSelector(match_labels=labels, match_expressions=exprs)
 
 
 def merge_label_keys(
@@ -127,8 +113,8 @@ class AffinityTerm:
         nss = term.namespace_selector
         return cls(
             namespaces=namespaces,
-            namespace_selector=canonical_selector(nss) if nss is not None else None,
-            selector=canonical_selector(sel) if sel is not None else None,
+            namespace_selector=nss.canonical() if nss is not None else None,
+            selector=sel.canonical() if sel is not None else None,
             topology_key=term.topology_key,
         )
 

@@ -16,29 +16,16 @@ from collections import OrderedDict
 import numpy as np
 import numpy.typing as npt
 
-from ..model import LabelSelector, LabelSelectorRequirement
+from ..model import LabelSelector
 from .snapshot import PodRecord, Snapshot
 
-__all__ = ["SelectorCounts", "CountArray", "canonical_selector"]
+__all__ = ["SelectorCounts", "CountArray"]
 
 CountArray = npt.NDArray[np.int32]
 
 DEFAULT_MAX_ENTRIES = 256
 
 
-def canonical_selector(sel: LabelSelector) -> LabelSelector:
-    """The same selector with its parts sorted, so equal selectors share one entry."""
-    labels = tuple(sorted(set(sel.match_labels)))
-    exprs = tuple(
-        sorted(
-            {
-                LabelSelectorRequirement(r.key, r.operator, tuple(sorted(set(r.values))))
-                for r in sel.match_expressions
-            },
-            key=lambda r: (r.key, r.operator, r.values),
-        )
-    )
-    return LabelSelector(match_labels=labels, match_expressions=exprs)
 
 
 class SelectorCounts:
@@ -72,7 +59,7 @@ class SelectorCounts:
 
     def counts(self, namespace: str, selector: LabelSelector) -> CountArray:
         """Pods in `namespace` whose labels match `selector`, per row (length = capacity)."""
-        sel = canonical_selector(selector)
+        sel = selector.canonical()
         key = (namespace, sel)
         per_ns = self._by_ns.get(namespace)
         arr = per_ns.get(sel) if per_ns is not None else None

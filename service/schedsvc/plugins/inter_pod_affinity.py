@@ -32,7 +32,6 @@ from ..engine.affinity_index import (
     CountArray,
     NamespaceFilter,
     SelectorKey,
-    canonical_selector,
     merge_label_keys,
     pod_has_pod_affinity,
     topology_counts,
@@ -130,7 +129,7 @@ def _incoming_term(pod: Pod, term: PodAffinityTerm, snap: Snapshot) -> _Term:
     sel = merge_label_keys(term, pod.labels)
     return _Term(
         namespaces=namespaces,
-        selector=canonical_selector(sel) if sel is not None else None,
+        selector=sel.canonical() if sel is not None else None,
         topology_key=term.topology_key,
     )
 
