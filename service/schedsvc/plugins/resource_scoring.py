@@ -203,14 +203,22 @@ def gather(
 # Each loops over the few scored resources with 1-D array operations (no per-node Python).
 
 
-def _weighted_mean_floor(per: IntArray, present: BoolArray2D, weights: IntArray) -> IntArray:
+def _weighted_sums(
+    per: IntArray, counted: BoolArray2D, weights: IntArray
+) -> tuple[IntArray, IntArray]:
+    """Per node: sum of weight * score over the counted resources, and the sum of weights."""
     n = per.shape[1]
     total = np.zeros(n, dtype=np.int64)
     wsum = np.zeros(n, dtype=np.int64)
     for j in range(per.shape[0]):
         w = int(weights[j])
-        total += per[j] * (present[j] * w)
-        wsum += present[j] * w
+        total += per[j] * (counted[j] * w)
+        wsum += counted[j] * w
+    return total, wsum
+
+
+def _weighted_mean_floor(per: IntArray, present: BoolArray2D, weights: IntArray) -> IntArray:
+    total, wsum = _weighted_sums(per, present, weights)
     out: IntArray = np.where(wsum > 0, total // np.maximum(wsum, 1), 0)
     return out
 
@@ -274,14 +282,7 @@ def requested_to_capacity_ratio(
     safe = np.where(present, alloc, 1)
     util = np.where(req > alloc, MAX_UTILIZATION, req * MAX_UTILIZATION // safe)
     per = broken_linear(util.reshape(-1), utilization, score).reshape(util.shape)
-    counted = present & (per > 0)
-    n = alloc.shape[1]
-    total = np.zeros(n, dtype=np.int64)
-    wsum = np.zeros(n, dtype=np.int64)
-    for j in range(alloc.shape[0]):
-        w = int(weights[j])
-        total += per[j] * (counted[j] * w)
-        wsum += counted[j] * w
+    total, wsum = _weighted_sums(per, present & (per > 0), weights)
     # round(total / wsum) for total >= 0, wsum > 0, in exact integers
     out: IntArray = np.where(wsum > 0, (2 * total + wsum) // (2 * np.maximum(wsum, 1)), 0)
     return out
