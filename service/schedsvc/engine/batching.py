@@ -14,6 +14,7 @@ percentageOfNodesToScore 100 a hint equals the full cycle's choice.
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -23,6 +24,7 @@ from typing import Any
 import numpy as np
 
 from ..framework import Rows
+from ..model import Pod
 from .observer import Observer
 from .podinfo import PodInfo
 from .runtime import Framework, ScoreResult
@@ -60,6 +62,12 @@ class _Cached:
     created: float
     start_row: int  # first row the full cycle visited: the visiting order is rows rotated there
     full_rescore: bool = False  # soft spreading: every cached row is rescored before a hint
+
+
+# every Pod field a plugin may read: all but the pod's identity
+_SIGNED_FIELDS = tuple(f.name for f in dataclasses.fields(Pod) if f.name not in ("uid", "name"))
+_SIG_MEMO_MAX = 1024
+_Signed = tuple[bytes | None, bool]
 
 
 def _positions(st: _Cached, rows: Rows, capacity: int) -> tuple[Rows, BoolArray]:
@@ -104,6 +112,7 @@ class BatchState:
         self._signature: tuple[int, bytes | None, bool] = (-1, None, False)
         self._hinted: tuple[int, int] = (-1, -1)  # (cycle, row) of the last hint given
         self._dirty: set[int] = set()  # rows an UpdateSnapshot touched since the last store
+        self._sig_memo: dict[tuple[int, ...], tuple[tuple[Any, ...], _Signed]] = {}
         self._dirty_nodes: set[int] = set()  # of those, rows whose node itself was upserted
         # the node set changed: cluster-wide inputs (ImageLocality's share of nodes holding an
         # image) moved for every node, so every cached row is rescored before the next hint
@@ -164,10 +173,24 @@ class BatchState:
                 )
 
     def _sign(self, info: PodInfo) -> tuple[bytes | None, bool]:
-        # a nominated pod is tried on its node first: no batching for it
-        if info.pod.nominated_node_name:
+        """The pod's signature, memoized per pod shape.
+
+        Pods converted from equal messages share every field object but uid and name (the
+        server's conversion cache), so the memo is keyed by those objects' identities and holds
+        them, which keeps the identities from being reused while the entry lives."""
+        pod = info.pod
+        if pod.nominated_node_name:  # tried on its node first: no batching for it
             return None, False
-        return self.fw.sign(info, self.soft_spread)
+        fields = tuple(getattr(pod, f) for f in _SIGNED_FIELDS)
+        key = tuple(map(id, fields))
+        hit = self._sig_memo.get(key)
+        if hit is not None and all(a is b for a, b in zip(hit[0], fields, strict=True)):
+            return hit[1]
+        result = self.fw.sign(info, self.soft_spread)
+        if len(self._sig_memo) >= _SIG_MEMO_MAX:
+            self._sig_memo.clear()
+        self._sig_memo[key] = (fields, result)
+        return result
 
     def _compatible(
         self, info: PodInfo, snap: Snapshot, cycle: int, sig: bytes | None

@@ -267,7 +267,9 @@ class Cluster:
         if hint.row is not None:
             node = snap.node(hint.row).name
             if not dry_run:
-                snap.add_pod(dataclasses.replace(pod, node_name=node), node, assumed=True)
+                snap.add_pod(
+                    dataclasses.replace(pod, node_name=node), node, assumed=True, info=info
+                )
             batch.hint_used(cycle, hint.row, node)
             obs.scheduled(fw.name, "scheduled", time.perf_counter() - started)
             return Placement(

@@ -11,6 +11,7 @@ unschedulable, images) changes. Usage changes (assume/forget) do not move it.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Protocol
@@ -304,12 +305,20 @@ class Snapshot:
         self.static_generation += 1
 
     # ---- pods ----------------------------------------------------------------------------
-    def add_pod(self, pod: Pod, node_name: str, assumed: bool = False) -> PodRecord:
-        """Account `pod` on `node_name` (bound or assumed). The caller checked the node exists."""
+    def add_pod(
+        self, pod: Pod, node_name: str, assumed: bool = False, info: PodInfo | None = None
+    ) -> PodRecord:
+        """Account `pod` on `node_name` (bound or assumed). The caller checked the node exists.
+
+        `info`, when the caller has it, is the PodInfo of the same pod (requests do not depend
+        on node_name), which saves computing it again."""
         if pod.uid in self.pods or pod.uid in self.nominated:
             self.remove_pod(pod.uid)
         row = self.index[node_name]
-        info = pod_info(pod)
+        if info is None or info.pod.uid != pod.uid:
+            info = pod_info(pod)
+        else:
+            info = dataclasses.replace(info, pod=pod)
         rec = PodRecord(info=info, node_name=node_name, assumed=assumed)
         self._account(rec, row, +1)
         self.pods[pod.uid] = rec
