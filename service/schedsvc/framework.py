@@ -98,7 +98,9 @@ class Plugin(Protocol):
     Optional class attributes the runtime reads (default False): `filter_is_static` and
     `score_is_static` say the result depends only on the pod and on what
     `Snapshot.static_generation` tracks (node set, labels, taints, unschedulable, images), never
-    on usage; the runtime then caches results over all rows per pod signature.
+    on usage; batching then keeps their results for rows that changed only in usage.
+    `normalize_is_identity` says normalize returns its input (kube has no NormalizeScore for
+    the plugin), so batching can keep a running weighted sum of its raw scores.
     """
 
     name: str

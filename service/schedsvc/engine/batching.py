@@ -17,7 +17,7 @@ from __future__ import annotations
 import dataclasses
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
@@ -62,6 +62,9 @@ class _Cached:
     created: float
     start_row: int  # first row the full cycle visited: the visiting order is rows rotated there
     full_rescore: bool = False  # soft spreading: every cached row is rescored before a hint
+    keys: Rows = field(default_factory=lambda: np.zeros(0, dtype=np.intp))  # rotated rows
+    # weighted sum of the raw scores of plugins whose normalize is the identity
+    fixed: IntArray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
 
 
 # every Pod field a plugin may read: all but the pod's identity
@@ -70,16 +73,23 @@ _SIG_MEMO_MAX = 1024
 _Signed = tuple[bytes | None, bool]
 
 
-def _positions(st: _Cached, rows: Rows, capacity: int) -> tuple[Rows, BoolArray]:
+_SPAN = 1 << 40  # above any row number, so rotated keys never collide
+
+
+def _rotated(rows: Rows, start_row: int) -> Rows:
+    """Sort keys of the visiting order: rows ascending, rotated to start at start_row."""
+    out: Rows = np.where(rows < start_row, rows + _SPAN, rows)
+    return out
+
+
+def _positions(st: _Cached, rows: Rows) -> tuple[Rows, BoolArray]:
     """Where `rows` are (or would be inserted) in the cached rows, and which are cached.
 
     The cached rows are in visiting order: snapshot rows ascending, rotated to start at
     `start_row`; rotating the keys makes that order sorted, so a binary search finds them.
     """
-    span = capacity + 1
-    keys = np.where(st.rows < st.start_row, st.rows + span, st.rows)
-    want = np.where(rows < st.start_row, rows + span, rows)
-    pos: Rows = np.searchsorted(keys, want)
+    want = _rotated(rows, st.start_row)
+    pos: Rows = np.searchsorted(st.keys, want)
     inside = pos < len(st.rows)
     present: BoolArray = np.zeros(len(rows), dtype=np.bool_)
     present[inside] = st.rows[pos[inside]] == rows[inside]
@@ -230,7 +240,7 @@ class BatchState:
             alive = snap.alive[st.rows]
             if not alive.all():
                 self._keep(st, alive)
-        pos, present = _positions(st, rows, snap.capacity)
+        pos, present = _positions(st, rows)
         # cached rows that changed only in usage passed every static filter and keep their
         # static scores; every other row is evaluated in full
         usage_only = present & np.array([r not in node_dirty for r in rows.tolist()], bool)
@@ -266,31 +276,47 @@ class BatchState:
             self._rescore_all = False
             sr = self.fw.run_score(info, snap, st.rows)
             st.raw, st.states, st.skipped = sr.raw, dict(sr.states), set(sr.skipped)
+            st.fixed = self._fixed(st.raw, st.skipped, len(st.rows))
         return row
 
     @staticmethod
     def _keep(st: _Cached, mask: np.ndarray) -> None:
         st.rows = st.rows[mask]
+        st.keys = st.keys[mask]
+        st.fixed = st.fixed[mask]
         st.raw = {k: v[mask] for k, v in st.raw.items()}
 
-    @staticmethod
-    def _upsert(st: _Cached, rows: Rows, raw: dict[str, IntArray], snap: Snapshot) -> None:
+    def _fixed(self, raw: dict[str, IntArray], skipped: set[str], n: int) -> IntArray:
+        """Weighted sum of the identity-normalized plugins' raw scores."""
+        total = np.zeros(n, dtype=np.int64)
+        for p in self.fw.score:
+            if p.name in skipped or not getattr(p, "normalize_is_identity", False):
+                continue
+            if p.name in raw:
+                total += raw[p.name] * self.fw.weights[p.name]
+        return total
+
+    def _upsert(self, st: _Cached, rows: Rows, raw: dict[str, IntArray], snap: Snapshot) -> None:
         """Set the raw scores of `rows`, inserting those not cached at their visiting place."""
-        pos, present = _positions(st, rows, snap.capacity)
+        pos, present = _positions(st, rows)
         if present.any():
             at = pos[present]
             for name, arr in raw.items():
                 if name in st.raw:
                     st.raw[name][at] = arr[present]
+            st.fixed[at] = self._fixed({k: v[at] for k, v in st.raw.items()}, st.skipped, len(at))
         new = ~present
         if not new.any():
             return
         where = pos[new]
         st.rows = np.insert(st.rows, where, rows[new])
+        st.keys = np.insert(st.keys, where, _rotated(rows[new], st.start_row))
         st.raw = {
             name: np.insert(arr, where, raw[name][new]) if name in raw else arr
             for name, arr in st.raw.items()
         }
+        added = self._fixed({k: v[new] for k, v in raw.items()}, st.skipped, int(new.sum()))
+        st.fixed = np.insert(st.fixed, where, added)
 
     def _pick(self, info: PodInfo, rng: np.random.Generator) -> HintResult:
         """Select host over the cached rows exactly as a full cycle would over its feasible set."""
@@ -298,9 +324,9 @@ class BatchState:
         assert st is not None
         if len(st.rows) == 1:
             return HintResult(int(st.rows[0]), 0)
-        totals = np.zeros(len(st.rows), dtype=np.int64)
+        totals = st.fixed.copy()
         for p in self.fw.score:
-            if p.name in st.skipped:
+            if p.name in st.skipped or getattr(p, "normalize_is_identity", False):
                 continue
             norm = p.normalize(st.states.get(p.name), info, st.raw[p.name].copy())
             totals += norm * self.fw.weights[p.name]
@@ -347,6 +373,9 @@ class BatchState:
             start_row=start_row,
             full_rescore=full,
         )
+        st = self._state
+        st.keys = _rotated(st.rows, start_row)
+        st.fixed = self._fixed(st.raw, st.skipped, len(st.rows))
         self._dirty, self._dirty_nodes = set(), set()
         self._rescore_all = False
         self.observer.store_duration(self.profile, time.perf_counter() - started)

@@ -58,6 +58,7 @@ def calculate_priority(sum_scores: IntArray, num_containers: int) -> IntArray:
 class ImageLocality:
     name = NAME
     score_is_static = True
+    normalize_is_identity = True  # kube has no NormalizeScore for it
 
     def score(self, state: Any, pod: PodInfo, snap: Snapshot, rows: Rows) -> IntArray:
         images = _images(pod)

@@ -66,6 +66,7 @@ class NodeResourcesBalancedAllocationArgs:
 class NodeResourcesBalancedAllocation:
     name = NAME
     score_is_static = False
+    normalize_is_identity = True  # kube has no NormalizeScore for it
 
     def __init__(self, args: NodeResourcesBalancedAllocationArgs) -> None:
         self.args = args

@@ -229,6 +229,7 @@ class NodeResourcesFit:
     name = NAME
     filter_is_static = False
     score_is_static = False
+    normalize_is_identity = True  # kube has no NormalizeScore for it
 
     def __init__(self, args: NodeResourcesFitArgs) -> None:
         self.args = args
