@@ -26,9 +26,13 @@ gen: $(GEN)/.stamp
 run: gen
 	$(BIN)/python -m schedsvc_client.load default --size medium --embedded
 
-test: gen
+lint: $(STAMP)
 	$(BIN)/ruff check service clients tests bench
+
+typecheck: gen
 	$(BIN)/mypy service clients
+
+test: lint typecheck
 	$(BIN)/python -m pytest
 
 bench: gen
