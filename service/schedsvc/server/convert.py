@@ -11,18 +11,26 @@ Field paths are built only when an error is raised.
 from __future__ import annotations
 
 import dataclasses
-import ipaddress
 import operator
-import re
 from collections.abc import Iterable, Mapping
-from functools import lru_cache
 from types import MappingProxyType
 from typing import Any, TypeVar
 
 from schedsvc import model
 from schedsvc.errors import InvalidArgument
-from schedsvc.quantity import to_canonical
 from schedsvc.v1 import schedule_pb2 as pb
+
+from .validation import (
+    DNS1123_LABEL_RE,
+    INT_RE,
+    check_key,
+    field_key,
+    ip_error,
+    label_value_error,
+    labels,
+    qualified_name_error,
+    resources,
+)
 
 __all__ = [
     "node_from_pb",
@@ -42,122 +50,6 @@ WHEN_UNSATISFIABLE = frozenset({"DoNotSchedule", "ScheduleAnyway"})
 POLICIES = frozenset({"Honor", "Ignore"})
 
 _EMPTY_INTS: Mapping[str, int] = MappingProxyType({})
-
-# --- field paths and names (error path only, except the cached validity checks) ---------------
-
-
-def _key(k: str) -> str:
-    """A map entry in a field path: labels["app"]."""
-    return '["' + k.replace("\\", "\\\\").replace('"', '\\"') + '"]'
-
-
-# kube's apimachinery validation: IsQualifiedName, IsValidLabelValue, IsDNS1123Label.
-_NAME_RE = re.compile(r"^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$")
-_DNS1123_LABEL_RE = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
-_DNS1123_SUBDOMAIN_RE = re.compile(
-    r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$"
-)
-_INT_RE = re.compile(r"^[+-]?[0-9]+$")
-
-
-@lru_cache(maxsize=65536)
-def _qualified_name_error(key: str) -> str | None:
-    """Why `key` is not a label key (kube's IsQualifiedName), or None."""
-    if not key:
-        return "must not be empty"
-    prefix, slash, name = key.rpartition("/")
-    if slash:
-        if not prefix:
-            return "prefix part must not be empty"
-        if len(prefix) > 253 or not _DNS1123_SUBDOMAIN_RE.match(prefix):
-            return f"prefix {prefix!r} must be a DNS-1123 subdomain"
-    if not name:
-        return "name part must not be empty"
-    if len(name) > 63:
-        return "name part must be no more than 63 characters"
-    if not _NAME_RE.match(name):
-        return (
-            f"name part {name!r} must consist of alphanumerics, '-', '_' or '.', "
-            "and start and end with an alphanumeric"
-        )
-    return None
-
-
-@lru_cache(maxsize=65536)
-def _label_value_error(value: str) -> str | None:
-    """Why `value` is not a label value (kube's IsValidLabelValue), or None."""
-    if not value:
-        return None
-    if len(value) > 63:
-        return "must be no more than 63 characters"
-    if not _NAME_RE.match(value):
-        return (
-            f"{value!r} must consist of alphanumerics, '-', '_' or '.', "
-            "and start and end with an alphanumeric"
-        )
-    return None
-
-
-@lru_cache(maxsize=4096)
-def _ip_error(text: str) -> str | None:
-    try:
-        ipaddress.ip_address(text)
-    except ValueError:
-        return f"{text!r} is not a valid IP address"
-    return None
-
-
-def _check_key(key: str, field: str) -> None:
-    err = _qualified_name_error(key)
-    if err is not None:
-        raise InvalidArgument(field, err)
-
-
-def _labels(m: Mapping[str, str], path: str) -> Mapping[str, str]:
-    """Labels, node selectors: valid keys and values, frozen."""
-    if not m:
-        return model.frozen_map()
-    d = dict(m)
-    for k, v in d.items():
-        if _qualified_name_error(k) is not None or _label_value_error(v) is not None:
-            err = _qualified_name_error(k)
-            if err is not None:
-                raise InvalidArgument(f"{path}{_key(k)}", f"bad key {k!r}: {err}")
-            raise InvalidArgument(f"{path}{_key(k)}", f"bad value: {_label_value_error(v)}")
-    return MappingProxyType(d)
-
-
-_CONTAINER_RESOURCES = frozenset({"cpu", "memory", "ephemeral-storage"})
-
-
-def _container_resource_error(name: str) -> str | None:
-    """kube's container resource-name rule: cpu, memory, ephemeral-storage, hugepages-*, or
-    an extended resource (a qualified name with a domain outside kubernetes.io). Anything else,
-    such as "pods", would be counted against the node's columns as if it were real."""
-    if name in _CONTAINER_RESOURCES or name.startswith("hugepages-"):
-        return None
-    if "/" not in name or name.startswith("requests.") or "kubernetes.io/" in name:
-        return f"{name!r} is not a container resource (cpu, memory, ephemeral-storage, " \
-            "hugepages-*, or an extended resource like example.com/gpu)"
-    return _qualified_name_error(name)
-
-
-def _resources(m: Mapping[str, str], path: str, container: bool = False) -> Mapping[str, int]:
-    """Quantities (requests, overhead, allocatable) in canonical units."""
-    if not m:
-        return _EMPTY_INTS
-    out: dict[str, int] = {}
-    for k, v in m.items():
-        if not k:
-            raise InvalidArgument(f"{path}{_key(k)}", "empty resource name")
-        if container and (err := _container_resource_error(k)) is not None:
-            raise InvalidArgument(f"{path}{_key(k)}", err)
-        try:
-            out[k] = to_canonical(k, v, "")
-        except InvalidArgument as exc:
-            raise InvalidArgument(f"{path}{_key(k)}", exc.description) from None
-    return MappingProxyType(out)
-
 
 # --- caches ------------------------------------------------------------------------------------
 
@@ -201,9 +93,9 @@ def _node_selector_requirement(
     if op in ("Gt", "Lt"):
         if len(values) != 1:
             raise InvalidArgument(f"{path}.values", f"must have exactly one value for {op}")
-        if not _INT_RE.match(values[0]) or not -(2**63) <= int(values[0]) < 2**63:
+        if not INT_RE.match(values[0]) or not -(2**63) <= int(values[0]) < 2**63:
             raise InvalidArgument(f"{path}.values[0]", f"{values[0]!r} is not an integer")
-    _check_key(r.key, f"{path}.key")
+    check_key(r.key, f"{path}.key")
     return model.NodeSelectorRequirement(key=r.key, operator=op, values=values)
 
 
@@ -240,12 +132,12 @@ def _label_selector(s: pb.LabelSelector, path: str) -> model.LabelSelector:
     if hit is not None:
         return hit
     for k, v in s.match_labels.items():
-        err = _qualified_name_error(k)
+        err = qualified_name_error(k)
         if err is not None:
-            raise InvalidArgument(f"{path}.match_labels{_key(k)}", f"bad key {k!r}: {err}")
-        err = _label_value_error(v)
+            raise InvalidArgument(f"{path}.match_labels{field_key(k)}", f"bad key {k!r}: {err}")
+        err = label_value_error(v)
         if err is not None:
-            raise InvalidArgument(f"{path}.match_labels{_key(k)}", f"bad value: {err}")
+            raise InvalidArgument(f"{path}.match_labels{field_key(k)}", f"bad value: {err}")
     exprs = []
     for i, r in enumerate(s.match_expressions):
         rpath = f"{path}.match_expressions[{i}]"
@@ -257,9 +149,9 @@ def _label_selector(s: pb.LabelSelector, path: str) -> model.LabelSelector:
             raise InvalidArgument(f"{rpath}.values", f"must be non-empty when operator is {op}")
         if op in ("Exists", "DoesNotExist") and values:
             raise InvalidArgument(f"{rpath}.values", f"must be empty when operator is {op}")
-        _check_key(r.key, f"{rpath}.key")
+        check_key(r.key, f"{rpath}.key")
         for j, v in enumerate(values):
-            err = _label_value_error(v)
+            err = label_value_error(v)
             if err is not None:
                 raise InvalidArgument(f"{rpath}.values[{j}]", err)
         exprs.append(model.LabelSelectorRequirement(key=r.key, operator=op, values=values))
@@ -273,7 +165,7 @@ def _label_selector(s: pb.LabelSelector, path: str) -> model.LabelSelector:
 def _label_keys(keys: Iterable[str], path: str) -> tuple[str, ...]:
     out = tuple(keys)
     for i, k in enumerate(out):
-        _check_key(k, f"{path}[{i}]")
+        check_key(k, f"{path}[{i}]")
     return out
 
 
@@ -308,7 +200,7 @@ def _pod_affinity_term(t: pb.PodAffinityTerm, path: str) -> model.PodAffinityTer
     """kube's validatePodAffinityTerm."""
     if not t.topology_key:
         raise InvalidArgument(f"{path}.topology_key", "must not be empty")
-    _check_key(t.topology_key, f"{path}.topology_key")
+    check_key(t.topology_key, f"{path}.topology_key")
     selector = (
         _label_selector(t.label_selector, f"{path}.label_selector")
         if t.HasField("label_selector")
@@ -320,7 +212,7 @@ def _pod_affinity_term(t: pb.PodAffinityTerm, path: str) -> model.PodAffinityTer
         else None
     )
     for i, ns in enumerate(t.namespaces):
-        if not _DNS1123_LABEL_RE.match(ns) or len(ns) > 63:
+        if not DNS1123_LABEL_RE.match(ns) or len(ns) > 63:
             raise InvalidArgument(f"{path}.namespaces[{i}]", f"{ns!r} is not a namespace name")
     match_keys = _label_keys(t.match_label_keys, f"{path}.match_label_keys")
     mismatch_keys = _label_keys(t.mismatch_label_keys, f"{path}.mismatch_label_keys")
@@ -399,7 +291,7 @@ def _toleration(t: pb.Toleration, prefix: str, index: int) -> model.Toleration:
     path = f"{prefix}.tolerations[{index}]"
     op = t.operator or "Equal"
     if t.key:
-        _check_key(t.key, f"{path}.key")
+        check_key(t.key, f"{path}.key")
     if op == "Exists":
         if t.value:
             raise InvalidArgument(f"{path}.value", "must be empty when operator is Exists")
@@ -408,7 +300,7 @@ def _toleration(t: pb.Toleration, prefix: str, index: int) -> model.Toleration:
             raise InvalidArgument(
                 f"{path}.operator", "must be Exists when key is empty (which matches all keys)"
             )
-        err = _label_value_error(t.value)
+        err = label_value_error(t.value)
         if err is not None:
             raise InvalidArgument(f"{path}.value", err)
     else:
@@ -431,7 +323,7 @@ def _spread_constraint(c: pb.TopologySpreadConstraint, path: str) -> model.Topol
         raise InvalidArgument(f"{path}.max_skew", f"{c.max_skew} must be at least 1")
     if not c.topology_key:
         raise InvalidArgument(f"{path}.topology_key", "must not be empty")
-    _check_key(c.topology_key, f"{path}.topology_key")
+    check_key(c.topology_key, f"{path}.topology_key")
     if c.when_unsatisfiable not in WHEN_UNSATISFIABLE:
         raise InvalidArgument(
             f"{path}.when_unsatisfiable",
@@ -500,7 +392,7 @@ def _port(p: pb.ContainerPort, path: str) -> model.ContainerPort:
     if protocol not in PROTOCOLS:
         raise InvalidArgument(f"{path}.protocol", f"{p.protocol!r} is not TCP, UDP or SCTP")
     if p.host_ip:
-        err = _ip_error(p.host_ip)
+        err = ip_error(p.host_ip)
         if err is not None:
             raise InvalidArgument(f"{path}.host_ip", err)
     return model.ContainerPort(
@@ -517,7 +409,7 @@ def _container(c: pb.Container, prefix: str, index: int) -> model.Container:
     out = model.Container(
         name=c.name,
         image=c.image,
-        requests=_resources(c.requests, f"{path}.requests", container=True),
+        requests=resources(c.requests, f"{path}.requests", container=True),
         ports=tuple(_port(p, f"{path}.ports[{i}]") for i, p in enumerate(c.ports)),
     )
     _remember(_CONTAINERS, key, out)
@@ -590,14 +482,14 @@ def pod_from_pb(msg: pb.Pod, field_prefix: str) -> model.Pod:
 def _pod(msg: pb.Pod, prefix: str) -> model.Pod:
     """pod_from_pb without the whole-pod cache (sub-messages are cached)."""
     namespace = msg.namespace or "default"
-    if namespace != "default" and (not _DNS1123_LABEL_RE.match(namespace) or len(namespace) > 63):
+    if namespace != "default" and (not DNS1123_LABEL_RE.match(namespace) or len(namespace) > 63):
         raise InvalidArgument(f"{prefix}.namespace", f"{namespace!r} is not a namespace name")
     # Truthiness and HasField are cheap on upb messages; ListFields is not.
     return model.Pod(
         uid=msg.uid,
         name=msg.name,
         namespace=namespace,
-        labels=_labels(msg.labels, f"{prefix}.labels") if msg.labels else _NO_LABELS,
+        labels=labels(msg.labels, f"{prefix}.labels") if msg.labels else _NO_LABELS,
         scheduler_name=msg.scheduler_name or "default-scheduler",
         priority=msg.priority,
         containers=_containers(msg.containers, prefix, "containers") if msg.containers else (),
@@ -607,12 +499,12 @@ def _pod(msg: pb.Pod, prefix: str) -> model.Pod:
             else ()
         ),
         overhead=(
-            _resources(msg.overhead, f"{prefix}.overhead", container=True)
+            resources(msg.overhead, f"{prefix}.overhead", container=True)
             if msg.overhead
             else _EMPTY_INTS
         ),
         node_selector=(
-            _labels(msg.node_selector, f"{prefix}.node_selector")
+            labels(msg.node_selector, f"{prefix}.node_selector")
             if msg.node_selector
             else _NO_LABELS
         ),
@@ -654,8 +546,8 @@ def node_from_pb(msg: pb.Node, field_prefix: str) -> model.Node:
     seen: set[tuple[str, str]] = set()
     for i, t in enumerate(msg.taints):
         path = f"{field_prefix}.taints[{i}]"
-        _check_key(t.key, f"{path}.key")
-        err = _label_value_error(t.value)
+        check_key(t.key, f"{path}.key")
+        err = label_value_error(t.value)
         if err is not None:
             raise InvalidArgument(f"{path}.value", err)
         if t.effect not in TAINT_EFFECTS:
@@ -671,9 +563,9 @@ def node_from_pb(msg: pb.Node, field_prefix: str) -> model.Node:
         images.append(model.ContainerImage(names=tuple(im.names), size_bytes=im.size_bytes))
     return model.Node(
         name=msg.name,
-        labels=_labels(msg.labels, f"{field_prefix}.labels"),
+        labels=labels(msg.labels, f"{field_prefix}.labels"),
         taints=tuple(taints),
-        allocatable=_resources(msg.allocatable, f"{field_prefix}.allocatable"),
+        allocatable=resources(msg.allocatable, f"{field_prefix}.allocatable"),
         unschedulable=msg.unschedulable,
         images=tuple(images),
     )
@@ -683,4 +575,4 @@ def namespace_from_pb(msg: pb.Namespace, field_prefix: str) -> model.Namespace:
     """A validated domain Namespace (its labels feed pod affinity's namespace_selector)."""
     if not msg.name:
         raise InvalidArgument(f"{field_prefix}.name", "a namespace needs a name")
-    return model.Namespace(name=msg.name, labels=_labels(msg.labels, f"{field_prefix}.labels"))
+    return model.Namespace(name=msg.name, labels=labels(msg.labels, f"{field_prefix}.labels"))

@@ -1,0 +1,148 @@
+"""Field-level validation shared by the request converters: names, labels, IPs, resources.
+
+kube's apimachinery rules (IsQualifiedName, IsValidLabelValue, IsDNS1123Label/Subdomain) and
+its container resource-name rule, each failing as an InvalidArgument that names the field.
+Checks on values that repeat (label keys, values, IPs) are cached.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+from collections.abc import Mapping
+from functools import lru_cache
+from types import MappingProxyType
+
+from schedsvc import model
+from schedsvc.errors import InvalidArgument
+from schedsvc.quantity import to_canonical
+
+__all__ = [
+    "DNS1123_LABEL_RE",
+    "INT_RE",
+    "check_key",
+    "container_resource_error",
+    "field_key",
+    "ip_error",
+    "label_value_error",
+    "labels",
+    "qualified_name_error",
+    "resources",
+]
+
+_EMPTY_INTS: Mapping[str, int] = MappingProxyType({})
+
+# --- field paths and names (error path only, except the cached validity checks) ---------------
+
+
+def field_key(k: str) -> str:
+    """A map entry in a field path: labels["app"]."""
+    return '["' + k.replace("\\", "\\\\").replace('"', '\\"') + '"]'
+
+
+# kube's apimachinery validation: IsQualifiedName, IsValidLabelValue, IsDNS1123Label.
+_NAME_RE = re.compile(r"^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$")
+DNS1123_LABEL_RE = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
+_DNS1123_SUBDOMAIN_RE = re.compile(
+    r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$"
+)
+INT_RE = re.compile(r"^[+-]?[0-9]+$")
+
+
+@lru_cache(maxsize=65536)
+def qualified_name_error(key: str) -> str | None:
+    """Why `key` is not a label key (kube's IsQualifiedName), or None."""
+    if not key:
+        return "must not be empty"
+    prefix, slash, name = key.rpartition("/")
+    if slash:
+        if not prefix:
+            return "prefix part must not be empty"
+        if len(prefix) > 253 or not _DNS1123_SUBDOMAIN_RE.match(prefix):
+            return f"prefix {prefix!r} must be a DNS-1123 subdomain"
+    if not name:
+        return "name part must not be empty"
+    if len(name) > 63:
+        return "name part must be no more than 63 characters"
+    if not _NAME_RE.match(name):
+        return (
+            f"name part {name!r} must consist of alphanumerics, '-', '_' or '.', "
+            "and start and end with an alphanumeric"
+        )
+    return None
+
+
+@lru_cache(maxsize=65536)
+def label_value_error(value: str) -> str | None:
+    """Why `value` is not a label value (kube's IsValidLabelValue), or None."""
+    if not value:
+        return None
+    if len(value) > 63:
+        return "must be no more than 63 characters"
+    if not _NAME_RE.match(value):
+        return (
+            f"{value!r} must consist of alphanumerics, '-', '_' or '.', "
+            "and start and end with an alphanumeric"
+        )
+    return None
+
+
+@lru_cache(maxsize=4096)
+def ip_error(text: str) -> str | None:
+    try:
+        ipaddress.ip_address(text)
+    except ValueError:
+        return f"{text!r} is not a valid IP address"
+    return None
+
+
+def check_key(key: str, field: str) -> None:
+    err = qualified_name_error(key)
+    if err is not None:
+        raise InvalidArgument(field, err)
+
+
+def labels(m: Mapping[str, str], path: str) -> Mapping[str, str]:
+    """Labels, node selectors: valid keys and values, frozen."""
+    if not m:
+        return model.frozen_map()
+    d = dict(m)
+    for k, v in d.items():
+        if qualified_name_error(k) is not None or label_value_error(v) is not None:
+            err = qualified_name_error(k)
+            if err is not None:
+                raise InvalidArgument(f"{path}{field_key(k)}", f"bad key {k!r}: {err}")
+            raise InvalidArgument(f"{path}{field_key(k)}", f"bad value: {label_value_error(v)}")
+    return MappingProxyType(d)
+
+
+_CONTAINER_RESOURCES = frozenset({"cpu", "memory", "ephemeral-storage"})
+
+
+def container_resource_error(name: str) -> str | None:
+    """kube's container resource-name rule: cpu, memory, ephemeral-storage, hugepages-*, or
+    an extended resource (a qualified name with a domain outside kubernetes.io). Anything else,
+    such as "pods", would be counted against the node's columns as if it were real."""
+    if name in _CONTAINER_RESOURCES or name.startswith("hugepages-"):
+        return None
+    if "/" not in name or name.startswith("requests.") or "kubernetes.io/" in name:
+        return f"{name!r} is not a container resource (cpu, memory, ephemeral-storage, " \
+            "hugepages-*, or an extended resource like example.com/gpu)"
+    return qualified_name_error(name)
+
+
+def resources(m: Mapping[str, str], path: str, container: bool = False) -> Mapping[str, int]:
+    """Quantities (requests, overhead, allocatable) in canonical units."""
+    if not m:
+        return _EMPTY_INTS
+    out: dict[str, int] = {}
+    for k, v in m.items():
+        if not k:
+            raise InvalidArgument(f"{path}{field_key(k)}", "empty resource name")
+        if container and (err := container_resource_error(k)) is not None:
+            raise InvalidArgument(f"{path}{field_key(k)}", err)
+        try:
+            out[k] = to_canonical(k, v, "")
+        except InvalidArgument as exc:
+            raise InvalidArgument(f"{path}{field_key(k)}", exc.description) from None
+    return MappingProxyType(out)
