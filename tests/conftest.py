@@ -1,38 +1,40 @@
-"""Shared fixtures: a real server on a loopback port, and a channel to it."""
+"""Shared fixtures: real servers on loopback ports (tests/support.py has the harness)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from typing import Any
 
-import grpc
 import pytest
 
-from schedsvc.config import SchedulerConfig, default_config
-from schedsvc.engine.scheduler import Engine
-from schedsvc.server.app import Server, ServerOptions
+from schedsvc.config import SchedulerConfig
+from schedsvc.server.app import Server
 from schedsvc.v1 import schedule_pb2_grpc as pb_grpc
+from tests.support import Servers
 
 ServerFactory = Callable[..., tuple[Server, pb_grpc.ScheduleServiceStub]]
 
 
 @pytest.fixture
-def make_server() -> Iterator[ServerFactory]:
-    """Start real servers on 127.0.0.1:0; all are stopped at teardown."""
-    started: list[tuple[Server, grpc.Channel]] = []
+def servers() -> Iterator[Servers]:
+    """Start real servers on 127.0.0.1:0 with any ServerOptions; all stopped at teardown."""
+    s = Servers()
+    yield s
+    s.close()
+
+
+@pytest.fixture
+def make_server(servers: Servers) -> ServerFactory:
+    """A server with a given configuration and engine options (seed, batching_enabled)."""
 
     def factory(
-        config: SchedulerConfig | None = None, **engine_kw: object
+        config: SchedulerConfig | None = None, **engine_kw: Any
     ) -> tuple[Server, pb_grpc.ScheduleServiceStub]:
-        engine = Engine(config or default_config(), **engine_kw)  # type: ignore[arg-type]
-        server = Server(engine, ServerOptions(address="127.0.0.1:0", grace_seconds=1)).start()
-        channel = grpc.insecure_channel(f"127.0.0.1:{server.port}")
-        started.append((server, channel))
-        return server, pb_grpc.ScheduleServiceStub(channel)
+        seed = engine_kw.pop("seed", None)
+        server, stub, _ = servers.start(seed=seed, config=config, engine_options=engine_kw)
+        return server, stub
 
-    yield factory
-    for server, channel in started:
-        channel.close()
-        server.stop(0)
+    return factory
 
 
 @pytest.fixture

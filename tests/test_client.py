@@ -5,7 +5,7 @@ from __future__ import annotations
 from schedsvc.engine.scheduler import SnapshotUpdate
 from schedsvc.v1 import schedule_pb2 as pb
 from schedsvc_client.client import SchedClient
-from tests.test_reliability import Servers, pb_node, pb_pod, servers, snapshot_pods  # noqa: F401
+from tests.support import Servers, pb_node, pb_pod, snapshot_pods
 
 
 def test_stale_epoch_patch_replays_the_whole_desired_state(servers: Servers) -> None:  # noqa: F811

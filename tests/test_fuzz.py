@@ -22,7 +22,7 @@ from schedsvc.server.app import Server
 from schedsvc.server.servicer import Limits
 from schedsvc.v1 import schedule_pb2 as pb
 from schedsvc.v1 import schedule_pb2_grpc as pb_grpc
-from tests.test_reliability import Servers
+from tests.support import Servers
 
 CLEAN = {
     grpc.StatusCode.OK,

@@ -21,23 +21,9 @@ from schedsvc.config import default_config
 from schedsvc.engine.scheduler import Engine
 from schedsvc.server.servicer import ScheduleServicer
 from schedsvc.v1 import schedule_pb2 as pb
+from tests.support import pb_node, pb_pod
 
 SERVICE = pb.DESCRIPTOR.services_by_name["ScheduleService"]
-
-
-def pb_node(name: str, cpu: str = "4", memory: str = "8Gi", pods: str = "110") -> pb.Node:
-    return pb.Node(
-        name=name, labels={"kubernetes.io/hostname": name},
-        allocatable={"cpu": cpu, "memory": memory, "pods": pods},
-    )
-
-
-def pb_pod(uid: str, cpu: str = "100m", memory: str = "128Mi", **kw: Any) -> pb.Pod:
-    return pb.Pod(
-        uid=uid, name=uid, namespace="default",
-        containers=[pb.Container(name="c", image="nginx", requests={"cpu": cpu, "memory": memory})],
-        **kw,
-    )
 
 
 def state(stub: Any, cluster: str = "default") -> tuple[int, int, int]:

@@ -14,8 +14,8 @@ import grpc
 
 from schedsvc.v1 import schedule_pb2 as pb
 from schedsvc.v1 import schedule_pb2_grpc as pb_grpc
+from tests.support import Servers, load, pb_pod, snapshot_pods
 from tests.test_fuzz import check_books
-from tests.test_reliability import Servers, load, pb_pod, servers, snapshot_pods  # noqa: F401
 
 CLIENTS = 8
 ROUNDS = 6
@@ -115,7 +115,7 @@ def test_concurrent_clients_with_kills_leave_exactly_the_seen_pods(
     assert not any(t.is_alive() for t in threads), "a client hung"
     assert not errors, errors
     # killed calls may still be running server-side: wait for every cluster to drain
-    from tests.test_reliability import wait_until
+    from tests.support import wait_until
 
     wait_until(lambda: all(server.servicer.admission.in_flight(c) == 0 for c in "ab"),
                what="drain")
