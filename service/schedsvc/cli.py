@@ -74,13 +74,18 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--max-workers", type=int, default=int(_env("MAX_WORKERS", "16")),
                    help="gRPC handler threads")
     s.add_argument("--max-pods-per-request", type=int,
-                   default=int(_env("MAX_PODS_PER_REQUEST", "10000")))
+                   default=int(_env("MAX_PODS_PER_REQUEST", "10000")),
+                   help="pods in one Schedule request; more is INVALID_ARGUMENT (default %(default)s)")
     s.add_argument("--max-message-bytes", type=int,
-                   default=int(_env("MAX_MESSAGE_BYTES", str(64 * 1024 * 1024))))
+                   default=int(_env("MAX_MESSAGE_BYTES", str(64 * 1024 * 1024))),
+                   help="largest gRPC message accepted; more is RESOURCE_EXHAUSTED "
+                   "(default %(default)s)")
     s.add_argument("--max-nodes-per-update", type=int,
-                   default=int(_env("MAX_NODES_PER_UPDATE", "100000")))
+                   default=int(_env("MAX_NODES_PER_UPDATE", "100000")),
+                   help="nodes upserted by one UpdateSnapshot (default %(default)s)")
     s.add_argument("--max-pods-per-update", type=int,
-                   default=int(_env("MAX_PODS_PER_UPDATE", "1000000")))
+                   default=int(_env("MAX_PODS_PER_UPDATE", "1000000")),
+                   help="pods upserted by one UpdateSnapshot (default %(default)s)")
     s.add_argument("--max-queue-per-cluster", type=int,
                    default=int(_env("MAX_QUEUE_PER_CLUSTER", "8")),
                    help="Schedule requests queued or running per cluster before "
