@@ -75,7 +75,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="gRPC handler threads")
     s.add_argument("--max-pods-per-request", type=int,
                    default=int(_env("MAX_PODS_PER_REQUEST", "10000")),
-                   help="pods in one Schedule request; more is INVALID_ARGUMENT (default %(default)s)")
+                   help="pods in one Schedule request; more is INVALID_ARGUMENT "
+                   "(default %(default)s)")
     s.add_argument("--max-message-bytes", type=int,
                    default=int(_env("MAX_MESSAGE_BYTES", str(64 * 1024 * 1024))),
                    help="largest gRPC message accepted; more is RESOURCE_EXHAUSTED "
