@@ -12,8 +12,15 @@ from hypothesis import strategies as st
 
 from schedsvc.config import parse_config
 from schedsvc.engine.scheduler import Engine, SnapshotUpdate
-from schedsvc.model import LabelSelector, TopologySpreadConstraint
-from tests.strategies import make_pod, node, nodes, pod_shapes
+from schedsvc.model import (
+    Affinity,
+    LabelSelector,
+    NodeAffinity,
+    NodeSelectorRequirement,
+    NodeSelectorTerm,
+    TopologySpreadConstraint,
+)
+from tests.strategies import make_pod, node, nodes, pod, pod_shapes
 
 PROFILES = {
     "percentageOfNodesToScore": 100,
@@ -66,21 +73,26 @@ def scenarios(draw: st.DrawFn) -> tuple[list[Any], list[Step]]:
     return cluster, steps
 
 
-def play(cluster: list[Any], steps: list[Step], batching: bool, rescore: bool) -> list[Any]:
+def play(
+    cluster: list[Any], steps: list[Step], batching: bool, rescore: bool, seed: int = 7
+) -> list[Any]:
     cfg = dict(PROFILES)
     if not rescore:
         cfg = {
             **PROFILES,
             "profiles": [{**p, "batching": {"rescore": False}} for p in PROFILES["profiles"]],
         }
-    engine = Engine(parse_config(cfg), seed=7, batching_enabled=batching)
+    engine = Engine(parse_config(cfg), seed=seed, batching_enabled=batching)
     c = engine.cluster("x")
     c.update(SnapshotUpdate(upsert_nodes=cluster))
     out: list[Any] = []
     try:
         for s in steps:
             if s.kind == "upsert_node":
-                c.update(SnapshotUpdate(upsert_nodes=[s.payload]))
+                nodes_ = s.payload if isinstance(s.payload, list) else [s.payload]
+                c.update(SnapshotUpdate(upsert_nodes=nodes_))
+            elif s.kind == "bind":
+                c.update(SnapshotUpdate(upsert_pods=[s.payload]))
             elif s.kind == "remove_node":
                 c.update(SnapshotUpdate(remove_nodes=[s.payload]))
             elif s.kind == "remove_pod":
@@ -184,3 +196,66 @@ def test_soft_spread_batching_engages_and_spreads_across_zones() -> None:
     assert on == off and batched == 11
     zones = [int(name[1:]) % 3 for _, name in on]
     assert sorted(zones.count(z) for z in range(3)) == [4, 4, 4]
+
+
+# ---- scenarios the random property does not generate (found by review) -----------------------
+
+NARROWING = Affinity(node_affinity=NodeAffinity(required=tuple(
+    NodeSelectorTerm(match_fields=(NodeSelectorRequirement("metadata.name", "In", (n,)),))
+    for n in ("n1", "n3", "n5", "n7")
+)))
+
+
+def both(steps: list[Step], seed: int = 7) -> None:
+    cluster: list[Any] = []
+    off, _ = play(cluster, steps, batching=False, rescore=True, seed=seed)
+    on, _ = play(cluster, steps, batching=True, rescore=True, seed=seed)
+    assert on == off
+
+
+def test_pods_narrowed_by_prefilter_do_not_disturb_the_rotation() -> None:
+    both([
+        Step("upsert_node", [node(f"n{i}") for i in range(10)]),
+        Step("schedule", ([pod(f"a{i}", cpu=10, memory=None, affinity=NARROWING)
+                           for i in range(6)], False)),
+        Step("schedule", ([pod(f"b{i}", cpu=10, memory=None, image="img/db:2")
+                           for i in range(8)], False)),
+    ])
+
+
+def test_a_node_change_that_moves_the_visiting_start_reorders_the_cache() -> None:
+    for seed in range(4):
+        both([
+            Step("upsert_node", [node(f"n{i}") for i in range(10)]),
+            Step("schedule", ([pod("z", cpu=10, memory=None, affinity=NARROWING)], False)),
+            Step("schedule", ([pod(f"p{i}", cpu=10, memory=None) for i in range(2)], False)),
+            Step("remove_node", "n0"),
+            Step("schedule", ([pod(f"q{i}", cpu=10, memory=None) for i in range(6)], False)),
+        ], seed=seed)
+
+
+def test_a_bound_pod_moved_by_update_frees_its_old_node_for_hints() -> None:
+    both([
+        Step("upsert_node", [node(f"n{i}") for i in range(4)]),
+        Step("bind", pod("b", cpu=3000, memory=None, node_name="n0")),
+        Step("schedule", ([pod("a0", cpu=100, memory=None)], False)),
+        Step("bind", pod("b", cpu=3000, memory=None, node_name="n3")),
+        Step("schedule", ([pod(f"a{i}", cpu=100, memory=None) for i in range(1, 4)], False)),
+    ])
+
+
+def test_a_nomination_turned_binding_and_nominated_pods_present_are_honoured() -> None:
+    both([
+        Step("upsert_node", [node(f"n{i}") for i in range(4)]),
+        Step("bind", pod("N", cpu=3500, memory=None, priority=10, nominated_node_name="n1")),
+        Step("schedule", ([pod("a0", cpu=600, memory=None)], False)),
+        Step("bind", pod("N", cpu=3500, memory=None, priority=10, node_name="n3")),
+        Step("schedule", ([pod(f"a{i}", cpu=600, memory=None) for i in range(1, 4)], False)),
+    ])
+    both([
+        Step("upsert_node", [node(f"n{i}") for i in range(4)]),
+        Step("bind", pod("s", cpu=500, memory=None, node_name="n1")),
+        Step("bind", pod("N", cpu=2000, memory=None, priority=10, nominated_node_name="n1")),
+        Step("schedule", ([pod(f"a{i}", cpu=1000, memory=None, scheduler_name="packer")
+                           for i in range(4)], False)),
+    ])

@@ -181,3 +181,46 @@ def test_a_pod_nominated_to_a_node_tries_it_first() -> None:
     c = cluster([node(f"n{i}") for i in range(20)])
     out, _ = c.schedule([pod("p", cpu=100, nominated_node_name="n13")])
     assert out[0].node_name == "n13" and out[0].nodes_evaluated == 1
+
+
+def test_nodes_to_find_are_counted_from_the_nodes_prefilter_left() -> None:
+    """kube's findNodesThatPassFilters: numFeasibleNodesToFind(len(narrowed nodes))."""
+    from schedsvc.model import Affinity, NodeAffinity, NodeSelectorRequirement, NodeSelectorTerm
+
+    c = cluster([node(f"n{i}") for i in range(300)], pct=50)
+    terms = tuple(
+        NodeSelectorTerm(match_fields=(NodeSelectorRequirement("metadata.name", "In", (f"n{i}",)),))
+        for i in range(250)
+    )
+    out, _ = c.schedule([pod("p", affinity=Affinity(node_affinity=NodeAffinity(required=terms)))])
+    assert out[0].nodes_feasible == 125  # 250 * 50 / 100, not 300 * 50 / 100
+    assert c.next_start_index == 125
+
+
+def test_a_profile_without_score_plugins_wants_one_feasible_node() -> None:
+    c = cluster(
+        [node(f"n{i}") for i in range(10)],
+        profiles=[{"plugins": {"score": {"disabled": [{"name": "*"}]}}}],
+    )
+    out, _ = c.schedule([pod(f"p{i}") for i in range(4)])
+    assert [(p.node_name, p.nodes_evaluated) for p in out] == [
+        ("n0", 1), ("n1", 1), ("n2", 1), ("n3", 1)
+    ]
+
+
+def test_a_node_failing_with_its_nominated_pods_reports_that_passs_reasons() -> None:
+    c = cluster([node("n0", cpu=1000, memory=GiB)])
+    c.update(SnapshotUpdate(upsert_pods=[
+        pod("N", cpu=900, memory=None, priority=10, nominated_node_name="n0")
+    ]))
+    out, _ = c.schedule([pod("p", cpu=500, memory=2 * GiB)])
+    assert out[0].message == (
+        "0/1 nodes are available: 1 Insufficient cpu, 1 Insufficient memory."
+    )
+
+
+def test_an_empty_cluster_answers_as_kube_does() -> None:
+    c = cluster([])
+    out, _ = c.schedule([pod("p")])
+    assert out[0].outcome is Outcome.UNSCHEDULABLE
+    assert out[0].message == "no nodes available to schedule pods"

@@ -157,8 +157,11 @@ class BatchState:
 
     # ---- GetNodeHint ------------------------------------------------------------------------
     def get_node_hint(
-        self, info: PodInfo, snap: Snapshot, cycle: int, rng: np.random.Generator
+        self, info: PodInfo, snap: Snapshot, cycle: int, rng: np.random.Generator,
+        start_row: int,
     ) -> HintResult:
+        """A hint for the pod of `cycle`; `start_row` is the row the filter stage would
+        visit first now (the visiting order's rotation, which node changes can move)."""
         started = time.perf_counter()
         result = HintResult(None)
         try:
@@ -166,7 +169,7 @@ class BatchState:
                 return result
             sig, full = self._sign(info)
             self._signature = (cycle, sig, full)
-            row = self._compatible(info, snap, cycle, sig)
+            row = self._compatible(info, snap, cycle, sig, start_row)
             if row is None:
                 self.observer.batch_attempt(self.profile, "no_hint")
                 return result
@@ -203,7 +206,7 @@ class BatchState:
         return result
 
     def _compatible(
-        self, info: PodInfo, snap: Snapshot, cycle: int, sig: bytes | None
+        self, info: PodInfo, snap: Snapshot, cycle: int, sig: bytes | None, start_row: int
     ) -> int | None:
         """kube's batchStateCompatible, plus the rescore path; the last chosen row on success."""
         st = self._state
@@ -226,12 +229,15 @@ class BatchState:
             self._flush(FlushReason.NODE_MISSING)
             return None
         cs = self.fw.run_pre_filter(info, snap)
+        if cs.allowed is not None:
+            # a pod narrowed by PreFilter visits a rotation of its own; never stored, and a
+            # signature match with such a pod would be a plugin signing too little
+            self._flush(FlushReason.POD_INCOMPATIBLE)
+            return None
+        if start_row != st.start_row:  # node changes moved where the filter stage starts
+            self._rotate(st, start_row)
         check = {row}
         if self._dirty:
-            if cs.allowed is not None:
-                # a narrowed pod visits a rotation we do not track; keep it simple and exact
-                self._flush(FlushReason.SNAPSHOT_CHANGED)
-                return None
             check |= self._dirty
         node_dirty = self._dirty_nodes
         self._dirty, self._dirty_nodes = set(), set()
@@ -251,8 +257,6 @@ class BatchState:
                     feasible[part] = self.fw.run_filter(
                         cs, info, snap, rows[part], dynamic_only=dyn
                     ).feasible
-            if cs.allowed is not None:
-                feasible &= np.isin(snap.names(rows), list(cs.allowed))
         if not self.rescore and bool(feasible[rows == row].any()):
             self._flush(FlushReason.NODE_NOT_FULL)
             return None
@@ -278,6 +282,17 @@ class BatchState:
             st.raw, st.states, st.skipped = sr.raw, dict(sr.states), set(sr.skipped)
             st.fixed = self._fixed(st.raw, st.skipped, len(st.rows))
         return row
+
+    @staticmethod
+    def _rotate(st: _Cached, start_row: int) -> None:
+        """Reorder the cache to the visiting order that now starts at `start_row`."""
+        st.start_row = start_row
+        keys = _rotated(st.rows, start_row)
+        order = np.argsort(keys, kind="stable")
+        st.keys = keys[order]
+        st.rows = st.rows[order]
+        st.fixed = st.fixed[order]
+        st.raw = {k: v[order] for k, v in st.raw.items()}
 
     @staticmethod
     def _keep(st: _Cached, mask: np.ndarray) -> None:
@@ -379,6 +394,14 @@ class BatchState:
         self._dirty, self._dirty_nodes = set(), set()
         self._rescore_all = False
         self.observer.store_duration(self.profile, time.perf_counter() - started)
+
+    def store_unbatchable(self, cycle: int, row: int, name: str) -> None:
+        """A scored cycle whose results cannot serve the next pod (PreFilter narrowed it)."""
+        if not self.enabled:
+            return
+        self._note_unused_hint(cycle)
+        self._set_cycle(cycle, row, name, True)
+        self._flush(FlushReason.POD_NOT_BATCHABLE)
 
     def store_unscored(self, cycle: int, row: int, name: str) -> None:
         """One feasible node, placed without scoring: nothing sorted to keep (kube: empty_list)."""

@@ -28,6 +28,8 @@ __all__ = [
     "find_nodes_that_fit",
     "fit_error_message",
     "NominatedCheck",
+    "NominatedPods",
+    "filter_block",
 ]
 
 MIN_FEASIBLE_NODES_TO_FIND = 100
@@ -123,7 +125,18 @@ class FilterOutcome:
     diagnosis: Diagnosis
 
 
-NominatedCheck = Callable[[Rows], tuple[Rows, list[Rejection]]]
+@dataclass(slots=True)
+class NominatedPods:
+    """Rows holding nominated pods of priority >= the pod's, and kube's two-pass check for
+    them (RunFilterPluginsWithNominatedPods): `check(rows)` returns the rows that pass and the
+    rejections of those that do not, with the reasons of the pass that failed."""
+
+    rows: Rows
+    check: Callable[[Rows], tuple[Rows, list[Rejection]]]
+
+
+# kept for callers that only need the check
+NominatedCheck = NominatedPods
 
 
 def find_nodes_that_fit(
@@ -135,13 +148,11 @@ def find_nodes_that_fit(
     num_to_find: int,
     executor: ThreadPoolExecutor | None,
     parallelism: int,
-    nominated: NominatedCheck | None = None,
+    nominated: NominatedPods | None = None,
 ) -> FilterOutcome:
     """Visit nodes from `start`; stop after the wave that found `num_to_find` feasible ones.
 
-    `nominated` re-checks feasible rows that have nominated pods (two passes, kube's
-    RunFilterPluginsWithNominatedPods): it returns the rows that stay feasible and the
-    rejections of those that do not.
+    Rows in `nominated.rows` are judged by its two-pass check instead of the plain chain.
     """
     diag = Diagnosis()
     order = snap.order
@@ -178,14 +189,12 @@ def find_nodes_that_fit(
         blocks = [visit[a:b] for a, b in chunk]
         results: list[BlockResult]
         if threaded and executor is not None and len(blocks) > 1:
-            results = list(executor.map(lambda b: fw.run_filter(cs, pod, snap, b), blocks))
+            results = list(executor.map(lambda b: filter_block(fw, cs, pod, snap, b, nominated),
+                                        blocks))
         else:
-            results = [fw.run_filter(cs, pod, snap, b) for b in blocks]
+            results = [filter_block(fw, cs, pod, snap, b, nominated) for b in blocks]
         for block, res in zip(blocks, results, strict=True):
             feas = block[res.feasible]
-            if nominated is not None and len(feas):
-                feas, extra = nominated(feas)
-                res.rejections.extend(extra)
             if found_count + len(feas) >= num_to_find:
                 need = num_to_find - found_count
                 last = feas[need - 1] if need > 0 else block[0]
@@ -202,6 +211,24 @@ def find_nodes_that_fit(
             _record(diag, res, None)
     feasible = np.concatenate(found) if found else np.zeros(0, dtype=np.intp)
     return FilterOutcome(feasible, processed, diag)
+
+
+def filter_block(
+    fw: Framework, cs: CycleState, pod: PodInfo, snap: Snapshot, block: Rows,
+    nominated: NominatedPods | None,
+) -> BlockResult:
+    """The filter chain over a block; rows with nominated pods go through their two passes."""
+    if nominated is None:
+        return fw.run_filter(cs, pod, snap, block)
+    special = np.isin(block, nominated.rows)
+    if not special.any():
+        return fw.run_filter(cs, pod, snap, block)
+    feasible = np.zeros(len(block), dtype=np.bool_)
+    res = fw.run_filter(cs, pod, snap, block[~special])
+    feasible[~special] = res.feasible
+    ok, rejected = nominated.check(block[special])
+    feasible[special] = np.isin(block[special], ok)
+    return BlockResult(feasible, res.rejections + rejected)
 
 
 def _record(diag: Diagnosis, res: BlockResult, kept: Rows | None) -> None:

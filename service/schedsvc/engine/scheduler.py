@@ -21,10 +21,11 @@ from ..errors import FailedPrecondition, InvalidArgument
 from ..framework import Rows
 from ..model import Namespace, Node, Outcome, Pod
 from ..plugins.registry import Registry, in_tree_registry
-from .batching import BatchState
+from .batching import BatchState, HintResult
 from .filtering import (
     Diagnosis,
-    NominatedCheck,
+    NominatedPods,
+    filter_block,
     find_nodes_that_fit,
     fit_error_message,
     num_feasible_nodes_to_find,
@@ -32,7 +33,7 @@ from .filtering import (
 )
 from .observer import NULL_OBSERVER, Observer
 from .podinfo import PodInfo, pod_info
-from .runtime import CycleState, Framework, Rejection
+from .runtime import Framework, Rejection
 from .snapshot import Snapshot
 
 # kube records per-plugin durations in 10% of cycles (pluginMetricsSamplePercent); we take
@@ -155,6 +156,11 @@ class Cluster:
                     elif not rec.node_name:
                         dirty = None  # a nominated pod: other pods' filters may change
             for pod in upd.upsert_pods:
+                if pod.uid in snap.nominated:
+                    dirty = None  # a nomination goes away: other pods' filters may change
+                old = snap.pods.get(pod.uid)
+                if old is not None and dirty is not None:
+                    dirty.add(snap.index[old.node_name])  # a pod that moves frees its old node
                 if pod.node_name:
                     snap.add_pod(pod, pod.node_name, assumed=False)
                     if dirty is not None:
@@ -263,7 +269,15 @@ class Cluster:
         started = time.perf_counter()
         info = pod_info(pod)
         batch = self.batches[fw.name]
-        hint = batch.get_node_hint(info, snap, cycle, self.rng)
+        order = snap.order
+        start_row = int(order[self.next_start_index % len(order)]) if len(order) else 0
+        nominated = self._nominated_pods(info)
+        # nominated pods change feasibility through a second pass the cache does not model
+        hint = (
+            batch.get_node_hint(info, snap, cycle, self.rng, start_row)
+            if nominated is None
+            else HintResult(None)
+        )
         if hint.row is not None:
             node = snap.node(hint.row).name
             if not dry_run:
@@ -278,23 +292,26 @@ class Cluster:
             )
 
         record = cycle % PLUGIN_METRICS_SAMPLE_EVERY == 0
-        cs = fw.run_pre_filter(info, snap, record)
         num_all = snap.num_nodes
+        if num_all == 0:
+            batch.store_failure(cycle)
+            obs.scheduled(fw.name, "unschedulable", time.perf_counter() - started)
+            return Placement(
+                pod.uid, "", Outcome.UNSCHEDULABLE, cycle=cycle,
+                message="no nodes available to schedule pods",  # kube's ErrNoNodesAvailable
+            )
+        cs = fw.run_pre_filter(info, snap, record)
         if cs.rejected is not None:
             diag = prefilter_rejection(cs, snap)
             batch.store_failure(cycle)
             obs.scheduled(fw.name, "unschedulable", time.perf_counter() - started)
             return self._unschedulable(pod, cycle, num_all, diag, 0)
 
-        nominated = self._nominated_check(fw, info, cs)
         if pod.nominated_node_name:
             row = snap.row_of(pod.nominated_node_name)
-            if row is not None:
+            if row is not None and (cs.allowed is None or pod.nominated_node_name in cs.allowed):
                 rows = np.array([row], dtype=np.intp)
-                res = fw.run_filter(cs, info, snap, rows)
-                ok = rows[res.feasible]
-                if len(ok) and nominated is not None:
-                    ok, _ = nominated(ok)
+                ok = rows[filter_block(fw, cs, info, snap, rows, nominated).feasible]
                 if len(ok):
                     row = int(ok[0])
                     batch.store_unscored(cycle, row, snap.node(row).name)
@@ -303,9 +320,11 @@ class Cluster:
         pct = fw.profile.percentage_of_nodes_to_score
         if pct is None:
             pct = self.engine.config.percentage_of_nodes_to_score
-        to_find = num_feasible_nodes_to_find(num_all, pct)
-        order = snap.order
-        start_row = int(order[self.next_start_index % len(order)]) if len(order) else 0
+        # kube counts the nodes a PreFilterResult left, and wants one node when none scores
+        candidates = num_all
+        if cs.allowed is not None:
+            candidates = sum(1 for name in cs.allowed if name in snap.index)
+        to_find = num_feasible_nodes_to_find(candidates, pct) if fw.score else 1
         filter_started = time.perf_counter()
         fo = find_nodes_that_fit(
             fw, cs, info, snap, self.next_start_index, to_find,
@@ -332,7 +351,10 @@ class Cluster:
         ties = np.flatnonzero(totals == best)
         pick = int(ties[self.rng.integers(len(ties))]) if len(ties) > 1 else int(ties[0])
         chosen = int(feasible[pick])
-        batch.store(info, cycle, chosen, snap.node(chosen).name, feasible, sr, start_row)
+        if cs.allowed is None:
+            batch.store(info, cycle, chosen, snap.node(chosen).name, feasible, sr, start_row)
+        else:  # narrowed pods visit a rotation of their own: not batched
+            batch.store_unbatchable(cycle, chosen, snap.node(chosen).name)
         return self._place(
             pod, fw, cycle, chosen, best, fo.processed, len(feasible), dry_run, started
         )
@@ -358,11 +380,9 @@ class Cluster:
             reasons=diag.reason_counts(), cycle=cycle, nodes_evaluated=evaluated,
         )
 
-    def _nominated_check(
-        self, fw: Framework, info: PodInfo, cs: CycleState
-    ) -> NominatedCheck | None:
-        """Two-pass filter for rows with nominated pods of priority >= the pod's (kube's
-        addGENominatedPods); None when no such pod exists, the common case."""
+    def _nominated_pods(self, info: PodInfo) -> NominatedPods | None:
+        """Rows holding nominated pods of priority >= the pod's (kube's addGENominatedPods)
+        and the two-pass check for them; None when there are none, the common case."""
         snap = self.snapshot
         if not snap.nominated:
             return None
@@ -376,37 +396,50 @@ class Cluster:
                 by_row.setdefault(row, []).append(p)
         if not by_row:
             return None
-        nom_rows = np.fromiter(by_row, dtype=np.intp)
+        return NominatedPods(
+            np.fromiter(by_row, dtype=np.intp),
+            lambda rows: self._two_pass(info, rows, by_row),
+        )
 
-        def check(feas: Rows) -> tuple[Rows, list[Rejection]]:
-            hit = feas[np.isin(feas, nom_rows)]
-            if not len(hit):
-                return feas, []
-            rejected: list[Rejection] = []
-            keep = np.ones(len(feas), dtype=np.bool_)
+    def _two_pass(
+        self, info: PodInfo, rows: Rows, by_row: dict[int, list[Pod]]
+    ) -> tuple[Rows, list[Rejection]]:
+        """kube's RunFilterPluginsWithNominatedPods per row: first with the nominated pods
+        added (a failure reports that pass's reasons), then, if they made a difference
+        possible, without them. The snapshot is restored exactly, generation included."""
+        snap = self.snapshot
+        fw = self.engine.frameworks[info.pod.scheduler_name]
+        ok: list[int] = []
+        rejected: list[Rejection] = []
+        for row in rows.tolist():
+            node = snap.node(row).name
+            one = np.array([row], dtype=np.intp)
+            temp = [
+                dataclasses.replace(p, uid="\x00nominated\x00" + p.uid, node_name=node)
+                for p in by_row[row]
+            ]
             gen = snap.generation
-            for row in hit.tolist():
-                node = snap.node(row).name
-                temp = [
-                    dataclasses.replace(p, uid="\x00nominated\x00" + p.uid, node_name=node)
-                    for p in by_row[row]
-                ]
+            added: list[str] = []
+            try:
                 for t in temp:
                     snap.add_pod(t, node)
-                try:
-                    cs1 = fw.run_pre_filter(info, snap)
-                    rows = np.array([row], dtype=np.intp)
-                    res = fw.run_filter(cs1, info, snap, rows)
-                finally:
-                    for t in temp:
-                        snap.remove_pod(t.uid)
-                    snap.generation = gen
-                if not res.feasible[0]:
-                    keep[np.flatnonzero(feas == row)] = False
-                    rejected.extend(res.rejections)
-            return feas[keep], rejected
-
-        return check
+                    added.append(t.uid)
+                cs1 = fw.run_pre_filter(info, snap)
+                first = fw.run_filter(cs1, info, snap, one)
+            finally:
+                for uid in added:
+                    snap.remove_pod(uid)
+                snap.generation = gen
+            if not first.feasible[0]:
+                rejected.extend(first.rejections)
+                continue
+            cs2 = fw.run_pre_filter(info, snap)
+            second = fw.run_filter(cs2, info, snap, one)
+            if not second.feasible[0]:
+                rejected.extend(second.rejections)
+                continue
+            ok.append(row)
+        return np.array(ok, dtype=np.intp), rejected
 
     # ---- explain --------------------------------------------------------------------------------
     def explain(self, pod: Pod) -> Explanation:
@@ -426,7 +459,7 @@ class Cluster:
                 diag = prefilter_rejection(cs, snap)
                 feasible = np.zeros(0, dtype=np.intp)
             else:
-                nominated = self._nominated_check(fw, info, cs)
+                nominated = self._nominated_pods(info)
                 fo = find_nodes_that_fit(
                     fw, cs, info, snap, 0, len(order), None, 1, nominated
                 )
