@@ -259,3 +259,16 @@ def test_a_nomination_turned_binding_and_nominated_pods_present_are_honoured() -
         Step("schedule", ([pod(f"a{i}", cpu=1000, memory=None, scheduler_name="packer")
                            for i in range(4)], False)),
     ])
+
+
+def test_scheduling_a_nominated_pod_ends_its_nomination_for_the_batch_state() -> None:
+    """N holds n1 while nominated, so the cycles before it cache n1 as infeasible; when the
+    client schedules N itself (same shape as the cached pods), n1 is free for it again."""
+    for seed in range(4):
+        both([
+            Step("upsert_node", [node(f"n{i}", cpu=1000) for i in range(4)]),
+            Step("bind", pod("N", cpu=600, memory=None, nominated_node_name="n1")),
+            Step("schedule", ([pod("a0", cpu=600, memory=None)], False)),
+            Step("schedule", ([pod("N", cpu=600, memory=None)], False)),
+            Step("schedule", ([pod(f"b{i}", cpu=600, memory=None) for i in range(3)], False)),
+        ], seed=seed)

@@ -229,6 +229,10 @@ class BatchState:
             self._flush(FlushReason.NODE_MISSING)
             return None
         cs = self.fw.run_pre_filter(info, snap)
+        if cs.rejected is not None:
+            # cannot follow a success with an equal signature; never hint from a rejection
+            self._flush(FlushReason.POD_INCOMPATIBLE)
+            return None
         if cs.allowed is not None:
             # a pod narrowed by PreFilter visits a rotation of its own; never stored, and a
             # signature match with such a pod would be a plugin signing too little

@@ -172,7 +172,11 @@ def find_nodes_that_fit(
     visit = np.concatenate((order[start:], order[:start])) if start else order
 
     par = max(parallelism, 1)
-    threaded = executor is not None and par > 1 and -(-n // par) >= THREAD_PIECE_MIN_ROWS
+    # the nominated two-pass check adds pods to the snapshot for a moment: never concurrently
+    threaded = (
+        executor is not None and par > 1 and nominated is None
+        and -(-n // par) >= THREAD_PIECE_MIN_ROWS
+    )
     if threaded:
         piece = -(-n // par)
         wave = par

@@ -269,6 +269,10 @@ class Cluster:
         started = time.perf_counter()
         info = pod_info(pod)
         batch = self.batches[fw.name]
+        if pod.uid in snap.nominated and not dry_run:
+            # placing it ends its nomination, which other pods' two-pass filters counted
+            for b in self.batches.values():
+                b.on_snapshot_change(None)
         order = snap.order
         start_row = int(order[self.next_start_index % len(order)]) if len(order) else 0
         nominated = self._nominated_pods(info)
