@@ -142,21 +142,22 @@ def test_new_rejects_arguments() -> None:
 
 # ---- scalar reference ----------------------------------------------------------------------
 def ref_score(pod: Pod, node: Node, nodes: list[Node]) -> int:
-    def held(n: Node) -> dict[str, int]:
-        out: dict[str, int] = {}
+    """kube's cache imageStates built node by node, then sumImageScores for `node`."""
+    size: dict[str, int] = {}  # first size reported for each raw name, in node order
+    holders: dict[str, set[str]] = {}
+    for n in nodes:
         for im in n.images:
             for nm in im.names:
-                out.setdefault(normalized_image_name(nm), im.size_bytes)
-        return out
-
-    mine = held(node)
+                size.setdefault(nm, im.size_bytes)
+                holders.setdefault(nm, set()).add(n.name)
+    mine = {nm for im in node.images for nm in im.names}
     total = 0
     containers = [*pod.init_containers, *pod.containers]
     for c in containers:
         nm = normalized_image_name(c.image)
         if nm in mine:
-            count = sum(1 for n in nodes if nm in held(n))
-            total += int(float(mine[nm]) * (float(count) / float(len(nodes))))
+            spread = float(len(holders[nm])) / float(len(nodes))
+            total += int(float(size[nm]) * spread)
     lo, hi = 23 * MB, 1000 * MB * len(containers)
     total = lo if total < lo else hi if total > hi else total
     if hi - lo == 0:
@@ -166,7 +167,7 @@ def ref_score(pod: Pod, node: Node, nodes: list[Node]) -> int:
 
 def test_vectorized_matches_scalar_reference_on_random_clusters() -> None:
     rng = random.Random(9)
-    names = ["a", "b:1", "c:2", "reg:5000/d"]
+    names = ["a", "a:latest", "b:1", "c:2", "reg:5000/d", "reg:5000/d:latest"]
     for _ in range(150):
         nodes = []
         for i in range(rng.randint(1, 9)):
@@ -182,3 +183,27 @@ def test_vectorized_matches_scalar_reference_on_random_clusters() -> None:
             init=tuple(rng.choices(names, k=rng.randint(0, 1))),
         )
         assert scores(pod, nodes) == [ref_score(pod, n, nodes) for n in nodes]
+
+
+def test_node_image_names_are_matched_as_reported_not_normalized() -> None:
+    """kube normalizes the pod's image only: a node reporting plain "img/web" does not hold
+    "img/web:latest". n2: 300MiB * 1/4 nodes = 75MiB -> 100 * (75 - 23) / (1000 - 23) = 5."""
+    nodes = [
+        image_node("n1", (ContainerImage(("img/web",), 500 * MB),)),
+        image_node("n2", (ContainerImage(("img/web:latest",), 300 * MB),)),
+        image_node("n3", ()),
+        image_node("n4", ()),
+    ]
+    assert scores(pod_with_images("img/web"), nodes) == [0, 5, 0, 0]
+
+
+def test_an_image_keeps_the_size_first_reported_in_the_cluster() -> None:
+    """kube's imageState keeps the first node's size: both holders score 800MiB * 2/4 = 400MiB
+    -> 100 * (400 - 23) / (1000 - 23) = 38, although n2 reported 200MiB."""
+    nodes = [
+        image_node("n1", (ContainerImage(("img/db:1",), 800 * MB),)),
+        image_node("n2", (ContainerImage(("img/db:1",), 200 * MB),)),
+        image_node("n3", ()),
+        image_node("n4", ()),
+    ]
+    assert scores(pod_with_images("img/db:1"), nodes) == [38, 38, 0, 0]

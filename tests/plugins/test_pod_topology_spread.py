@@ -628,7 +628,10 @@ def ref_included(pod: Pod, n: Node, c: TopologySpreadConstraint) -> bool:
 
 
 def ref_count(pods: list[Pod], sel: LabelSelector | None, ns: str) -> int:
-    return sum(1 for p in pods if p.namespace == ns and sel is not None and sel.matches(p.labels))
+    """countPodsMatchSelector: a nil or an empty selector counts nothing."""
+    if sel is None or sel.is_empty:
+        return 0
+    return sum(1 for p in pods if p.namespace == ns and sel.matches(p.labels))
 
 
 def ref_selector(pod: Pod, c: TopologySpreadConstraint) -> LabelSelector | None:
@@ -791,3 +794,35 @@ def test_vectorized_plugin_matches_scalar_reference_on_random_clusters() -> None
         want_score = ref_score(pod, nodes, on, feasible)
         got_score = run_score(DEFAULT, pod, snap, [n.name for n in feasible])
         assert got_score == want_score, pod
+
+
+def test_an_empty_selector_counts_no_existing_pod_but_still_matches_the_pod_itself() -> None:
+    """common.go countPodsMatchSelector returns 0 for selector.Empty(); selfMatch uses Matches.
+
+    Existing pods on n1 (3) and n2 (1) are not counted: every zone's count is 0, skew after
+    placing is 0 + 1 - 0 = 1 <= maxSkew 1 everywhere, and every soft score is equal (100)."""
+    from schedsvc.config import parse_config
+    from schedsvc.engine.scheduler import Engine, SnapshotUpdate
+    from schedsvc.model import Container
+    from schedsvc.model import LabelSelector as LS
+    from schedsvc.model import Pod as P
+    from schedsvc.model import TopologySpreadConstraint as TSC
+
+    engine = Engine(parse_config({"percentageOfNodesToScore": 100}), seed=1)
+    c = engine.cluster("x")
+    zones = {"n1": "a", "n2": "b", "n3": "c"}
+    c.update(SnapshotUpdate(
+        upsert_nodes=[Node(name=n, labels={"zone": z}, allocatable={"cpu": 4000, "pods": 110})
+                      for n, z in zones.items()],
+        upsert_pods=[P(uid=f"e{i}", labels={"app": "q"}, node_name=n,
+                       containers=(Container("c"),))
+                     for i, n in enumerate(["n1", "n1", "n1", "n2"])],
+    ))
+    for when in ("DoNotSchedule", "ScheduleAnyway"):
+        p = P(uid="p", labels={"app": "x"}, containers=(Container("c"),),
+              topology_spread_constraints=(TSC(1, "zone", when, LS()),))
+        ex = c.explain(p)
+        assert all(n.feasible for n in ex.nodes), when
+        if when == "ScheduleAnyway":
+            assert {n.scores["PodTopologySpread"][0] for n in ex.nodes} == {100}
+    engine.close()

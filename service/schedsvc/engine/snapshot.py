@@ -39,8 +39,9 @@ _BASE_RESOURCES = (CPU, MEMORY, EPHEMERAL_STORAGE, PODS)
 
 
 def normalized_image_name(name: str) -> str:
-    """kube's ImageLocality normalizedImageName: a name without tag or digest means :latest."""
-    if name.rfind(":") <= name.rfind("/") and "@" not in name:
+    """kube's ImageLocality normalizedImageName: a name with no ':' after its last '/' gets
+    ':latest'. Applied to the pod's images only: node image names are looked up as reported."""
+    if name.rfind(":") <= name.rfind("/"):
         return name + ":latest"
     return name
 
@@ -119,8 +120,11 @@ class Snapshot:
         self.taint_ids: dict[Taint, int] = {}
         self.taint_list: list[Taint] = []
         self.taint_matrix = np.zeros((capacity, 0), dtype=np.bool_)
-        self.image_sizes: dict[str, IntArray] = {}
+        # kube's cache imageStates, keyed by the names nodes report (not normalized): the rows
+        # holding each name, how many nodes do, and the size first reported for it
+        self.image_rows: dict[str, BoolArray] = {}
         self.image_num_nodes: dict[str, int] = {}
+        self.image_size: dict[str, int] = {}
         # (protocol, port) -> host ip -> count of pods using it per row
         self.host_ports: dict[tuple[str, int], dict[str, npt.NDArray[np.int32]]] = {}
         self.pods: dict[str, PodRecord] = {}
@@ -182,8 +186,8 @@ class Snapshot:
         self.taint_matrix = pad(self.taint_matrix)  # type: ignore[assignment]
         for col in self.labels.values():
             col.ids = pad(col.ids, -1)  # type: ignore[assignment]
-        for k, v in self.image_sizes.items():
-            self.image_sizes[k] = pad(v)  # type: ignore[assignment]
+        for k, v in self.image_rows.items():
+            self.image_rows[k] = pad(v)  # type: ignore[assignment]
         for ips in self.host_ports.values():
             for ip, arr in ips.items():
                 ips[ip] = pad(arr)  # type: ignore[assignment]
@@ -254,16 +258,18 @@ class Snapshot:
         seen: set[str] = set()
         for img in node.images:
             for name in img.names:
-                nm = normalized_image_name(name)
-                if nm in seen:
+                if name in seen:
                     continue
-                seen.add(nm)
-                arr = self.image_sizes.get(nm)
+                seen.add(name)
+                arr = self.image_rows.get(name)
                 if arr is None:
-                    arr = np.zeros(self.capacity, dtype=np.int64)
-                    self.image_sizes[nm] = arr
-                arr[row] = img.size_bytes
-                self.image_num_nodes[nm] = self.image_num_nodes.get(nm, 0) + 1
+                    arr = np.zeros(self.capacity, dtype=np.bool_)
+                    self.image_rows[name] = arr
+                arr[row] = True
+                count = self.image_num_nodes.get(name, 0)
+                if count == 0:  # kube keeps the size of the first node that reported it
+                    self.image_size[name] = img.size_bytes
+                self.image_num_nodes[name] = count + 1
 
     def _clear_static(self, row: int) -> None:
         old = self.node(row)
@@ -277,12 +283,14 @@ class Snapshot:
         seen: set[str] = set()
         for img in old.images:
             for name in img.names:
-                nm = normalized_image_name(name)
-                if nm in seen:  # counted once per node, as _write_static counts it
+                if name in seen:  # counted once per node, as _write_static counts it
                     continue
-                seen.add(nm)
-                self.image_sizes[nm][row] = 0
-                self.image_num_nodes[nm] -= 1
+                seen.add(name)
+                self.image_rows[name][row] = False
+                self.image_num_nodes[name] -= 1
+                if self.image_num_nodes[name] == 0:  # kube drops the image state
+                    del self.image_num_nodes[name]
+                    del self.image_size[name]
         self.unschedulable[row] = False
         self.allocatable[row, :] = 0
 

@@ -1,7 +1,9 @@
 """ImageLocality: favour nodes that already hold the pod's container images.
 
-kube's image_locality.go: each init and regular container whose (normalized) image the node
-holds adds int64(float64(size) * numNodesWithImage / totalNumNodes); the sum is clamped to
+kube's image_locality.go: each init and regular container whose image (normalized with
+':latest', then looked up among the names nodes report) the node holds adds
+int64(float64(size) * numNodesWithImage / totalNumNodes), size being the one first reported
+for that name in the cluster (kube's cache imageStates); the sum is clamped to
 [23MiB, 1000MiB * numContainers] and scaled to 0..100 with integer division. No NormalizeScore.
 Reads node images and the node count only: static.
 """
@@ -66,13 +68,13 @@ class ImageLocality:
         acc = np.zeros(len(rows), dtype=np.int64)
         if total > 0:
             for name in images:
-                sizes = snap.image_sizes.get(name)
                 num_nodes = snap.image_num_nodes.get(name, 0)
-                if sizes is None or num_nodes <= 0:
+                if num_nodes <= 0:
                     continue
                 spread = float(num_nodes) / float(total)
-                # int64(float64(size) * spread); a row without the image has size 0.
-                acc += (sizes[rows].astype(np.float64) * spread).astype(np.int64)
+                # scaledImageScore: int64(float64(size) * spread), one size per image name
+                scaled = int(float(snap.image_size[name]) * spread)
+                acc += snap.image_rows[name][rows] * np.int64(scaled)
         return calculate_priority(acc, len(images))
 
     def normalize(self, state: Any, pod: PodInfo, scores: IntArray) -> IntArray:

@@ -376,7 +376,9 @@ class PodTopologySpread:
     def _counts(
         self, index: SelectorCounts | None, snap: Snapshot, ns: str, c: _Constraint
     ) -> npt.NDArray[np.int32]:
-        if c.selector is None or index is None:
+        # kube's countPodsMatchSelector counts nothing for an empty selector ({}), although
+        # the pod's own match (selfMatch) still uses Matches, which an empty selector passes
+        if c.selector is None or c.selector.is_empty or index is None:
             return np.zeros(snap.capacity, dtype=np.int32)
         return index.counts(ns, c.selector)
 
