@@ -4,6 +4,7 @@ dry runs, mixed signatures, other profiles in between, and interleaved snapshot 
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
@@ -12,6 +13,7 @@ from hypothesis import strategies as st
 
 from schedsvc.config import parse_config
 from schedsvc.engine.scheduler import Engine, SnapshotUpdate
+from schedsvc.errors import InvalidArgument
 from schedsvc.model import (
     Affinity,
     LabelSelector,
@@ -49,20 +51,59 @@ def scenarios(draw: st.DrawFn) -> tuple[list[Any], list[Step]]:
     shapes = draw(st.lists(pod_shapes(), min_size=1, max_size=3))
     steps: list[Step] = []
     uid = 0
+    bound: list[Any] = []
+    nominated: list[Any] = []
     for _ in range(draw(st.integers(1, 6))):
-        if draw(st.integers(0, 4)) == 0:
-            # a snapshot change between batches: add a node or delete a scheduled pod
-            kind = draw(st.sampled_from(["add_node", "remove_pod", "remove_node", "relabel"]))
+        if draw(st.integers(0, 3)) == 0:
+            # a snapshot change between batches, or pods the cache must not be fooled by
+            kind = draw(st.sampled_from([
+                "add_node", "remove_pod", "remove_node", "relabel", "bind", "move",
+                "nominate", "unnominate", "schedule_nominated", "narrowed",
+            ]))
             victim = cluster[draw(st.integers(0, len(cluster) - 1))]
+            shape = shapes[draw(st.integers(0, len(shapes) - 1))]
             if kind == "add_node":
                 steps.append(Step("upsert_node", node(f"extra{uid}", cpu=2000)))
             elif kind == "remove_pod":
                 steps.append(Step("remove_pod", f"p{draw(st.integers(0, max(uid - 1, 0)))}"))
             elif kind == "remove_node":
                 steps.append(Step("remove_node", victim.name))
-            else:
+            elif kind == "relabel":
                 disk = "hdd" if victim.labels.get("disk") == "ssd" else "ssd"
                 steps.append(Step("upsert_node", node(victim.name, labels={"disk": disk})))
+            elif kind == "bind":
+                b = make_pod(f"b{uid}", {**shape, "node_name": victim.name})
+                uid += 1
+                bound.append(b)
+                steps.append(Step("bind", b))
+            elif kind == "move" and bound:
+                b = bound[draw(st.integers(0, len(bound) - 1))]
+                steps.append(Step("bind", dataclasses.replace(b, node_name=victim.name)))
+            elif kind == "nominate":
+                nm = make_pod(f"N{uid}", {**shape, "nominated_node_name": victim.name,
+                                          "priority": draw(st.sampled_from([0, 10]))})
+                uid += 1
+                nominated.append(nm)
+                steps.append(Step("bind", nm))
+            elif kind == "unnominate" and nominated:
+                steps.append(Step("remove_pod", nominated.pop().uid))
+            elif kind == "schedule_nominated" and nominated:
+                nm = nominated.pop()
+                steps.append(Step("schedule", ([dataclasses.replace(nm, nominated_node_name="")],
+                                               False)))
+            elif kind == "narrowed":
+                names = draw(st.lists(st.sampled_from([n.name for n in cluster]),
+                                      min_size=1, max_size=4, unique=True))
+                terms = tuple(
+                    NodeSelectorTerm(match_fields=(NodeSelectorRequirement(
+                        "metadata.name", "In", (name,)),))
+                    for name in names
+                )
+                affinity = Affinity(node_affinity=NodeAffinity(required=terms))
+                narrowed = {**shape, "affinity": affinity}
+                run = [make_pod(f"p{uid + i}", narrowed) for i in range(draw(st.integers(1, 3)))]
+                uid += len(run)
+                steps.append(Step("schedule", (run, False)))
         run = []
         for _ in range(draw(st.integers(1, 12))):
             shape = shapes[draw(st.integers(0, len(shapes) - 1))]
@@ -92,7 +133,10 @@ def play(
                 nodes_ = s.payload if isinstance(s.payload, list) else [s.payload]
                 c.update(SnapshotUpdate(upsert_nodes=nodes_))
             elif s.kind == "bind":
-                c.update(SnapshotUpdate(upsert_pods=[s.payload]))
+                try:  # a node an earlier step removed: rejected alike in both runs
+                    c.update(SnapshotUpdate(upsert_pods=[s.payload]))
+                except InvalidArgument:
+                    pass
             elif s.kind == "remove_node":
                 c.update(SnapshotUpdate(remove_nodes=[s.payload]))
             elif s.kind == "remove_pod":
