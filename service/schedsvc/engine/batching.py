@@ -259,7 +259,7 @@ class BatchState:
             for part, dyn in ((usage_only, True), (~usage_only, False)):
                 if part.any():
                     feasible[part] = self.fw.run_filter(
-                        cs, info, snap, rows[part], dynamic_only=dyn
+                        cs, info, snap, rows[part], dynamic_only=dyn, diagnose=False
                     ).feasible
         if not self.rescore and bool(feasible[rows == row].any()):
             self._flush(FlushReason.NODE_NOT_FULL)
@@ -273,7 +273,7 @@ class BatchState:
             ok = rows[part & feasible]
             if len(ok):
                 # Rescore path: these nodes still fit (or fit now); their usage changed.
-                sr = self.fw.run_score(info, snap, ok, dynamic_only=dyn)
+                sr = self.fw.run_score(info, snap, ok, dynamic_only=dyn, raw_only=True)
                 self._upsert(st, ok, sr.raw, snap)
         if len(st.rows) == 0:
             self._flush(FlushReason.EMPTY_LIST)

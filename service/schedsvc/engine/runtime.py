@@ -159,12 +159,14 @@ class Framework:
 
     # ---- Filter ---------------------------------------------------------------------------
     def run_filter(
-        self, cs: CycleState, pod: PodInfo, snap: Snapshot, rows: Rows, dynamic_only: bool = False
+        self, cs: CycleState, pod: PodInfo, snap: Snapshot, rows: Rows, dynamic_only: bool = False,
+        diagnose: bool = True,
     ) -> BlockResult:
         """Run the chain over `rows`; each plugin sees only the rows still feasible.
 
         `dynamic_only` skips plugins whose verdict reads no usage (filter_is_static), for rows
-        known to have passed them and changed only in usage since.
+        known to have passed them and changed only in usage since. Without `diagnose` only the
+        feasibility is computed, not the rejections (batching needs no reasons).
         """
         feasible = np.ones(len(rows), dtype=np.bool_)
         live = np.arange(len(rows))  # positions in the block still feasible
@@ -187,6 +189,10 @@ class Framework:
             if ok.all():
                 continue
             bad = ~ok
+            if not diagnose:
+                feasible[live[bad]] = False
+                live = live[ok]
+                continue
             bad_rows = _as_rows(sub[bad])
             reasons = [(r, _as_rows(sub[m & bad])) for r, m in res.reasons if (m & bad).any()]
             rejections.append(Rejection(p.name, bad_rows, reasons, res.code))
@@ -197,12 +203,13 @@ class Framework:
     # ---- Score ----------------------------------------------------------------------------
     def run_score(
         self, pod: PodInfo, snap: Snapshot, rows: Rows, record: bool = False,
-        dynamic_only: bool = False,
+        dynamic_only: bool = False, raw_only: bool = False,
     ) -> ScoreResult:
         """PreScore, Score, NormalizeScore and weights; `record` samples per-plugin durations.
 
         `dynamic_only` leaves out plugins whose score reads no usage (score_is_static): for
-        batching, which keeps their raw scores of rows that changed only in usage.
+        batching, which keeps their raw scores of rows that changed only in usage. With
+        `raw_only` normalization and weights are left out too (per_plugin and totals empty).
         """
         obs = self.observer
         started = time.perf_counter()
@@ -237,6 +244,8 @@ class Framework:
             t0 = time.perf_counter() if record else 0.0
             raw = np.asarray(p.score(st, pod, snap, rows), dtype=np.int64)
             raws[p.name] = raw
+            if raw_only:
+                continue
             norm = p.normalize(st, pod, raw.copy())
             if record:
                 obs.plugin_duration(p.name, "Score", "Success", time.perf_counter() - t0)
