@@ -13,6 +13,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from ..engine.podinfo import PodInfo
 from ..engine.snapshot import IntArray, Snapshot
 from ..errors import ConfigError
@@ -21,7 +23,9 @@ from .resource_scoring import (
     DEFAULT_RESOURCES,
     ResourceSpec,
     balanced_allocation,
+    balanced_allocation_one,
     gather,
+    gather_one,
     parse_resources,
     reject_unknown_keys,
 )
@@ -82,6 +86,9 @@ class NodeResourcesBalancedAllocation:
         return requests
 
     def score(self, state: tuple[int, ...], pod: PodInfo, snap: Snapshot, rows: Rows) -> IntArray:
+        if len(rows) == 1:  # batching's rescore of one node: the scalar path
+            a, r = gather_one(snap, int(rows[0]), self.args.resources, state, use_requested=True)
+            return np.array([balanced_allocation_one(a, r)], dtype=np.int64)
         alloc, req = gather(snap, rows, self.args.resources, state, use_requested=True)
         return balanced_allocation(alloc, req)
 

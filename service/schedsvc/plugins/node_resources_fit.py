@@ -26,14 +26,18 @@ from .resource_scoring import (
     ResourceSpec,
     encode_requests,
     gather,
+    gather_one,
     is_extended_resource_name,
     is_qualified_name,
     is_scalar_resource_name,
     least_allocated,
+    least_allocated_one,
     most_allocated,
+    most_allocated_one,
     parse_resources,
     reject_unknown_keys,
     requested_to_capacity_ratio,
+    requested_to_capacity_ratio_one,
 )
 
 __all__ = [
@@ -307,6 +311,8 @@ class NodeResourcesFit:
         return tuple(nz.get(r.name, 0) for r in self.args.resources)
 
     def score(self, state: tuple[int, ...], pod: PodInfo, snap: Snapshot, rows: Rows) -> IntArray:
+        if len(rows) == 1:  # batching's rescore of one node: the scalar path
+            return np.array([self._score_one(state, snap, int(rows[0]))], dtype=np.int64)
         alloc, req = gather(snap, rows, self.args.resources, state, use_requested=False)
         strategy = self.args.strategy
         if strategy == LEAST_ALLOCATED:
@@ -314,6 +320,16 @@ class NodeResourcesFit:
         if strategy == MOST_ALLOCATED:
             return most_allocated(alloc, req, self._weights)
         return requested_to_capacity_ratio(alloc, req, self._weights, self._shape_u, self._shape_s)
+
+    def _score_one(self, state: tuple[int, ...], snap: Snapshot, row: int) -> int:
+        alloc, req = gather_one(snap, row, self.args.resources, state, use_requested=False)
+        weights = [r.weight for r in self.args.resources]
+        strategy = self.args.strategy
+        if strategy == LEAST_ALLOCATED:
+            return least_allocated_one(alloc, req, weights)
+        if strategy == MOST_ALLOCATED:
+            return most_allocated_one(alloc, req, weights)
+        return requested_to_capacity_ratio_one(alloc, req, weights, self._shape_u, self._shape_s)
 
     def normalize(self, state: Any, pod: PodInfo, scores: IntArray) -> IntArray:
         return scores  # kube's Fit has no ScoreExtensions
