@@ -117,6 +117,8 @@ def pod_shapes(draw: st.DrawFn) -> dict[str, object]:
         )
     if draw(st.integers(0, 5)) == 0:
         shape["ports"] = (ContainerPort(container_port=80, host_port=8080),)
+    if draw(st.integers(0, 2)) == 0:  # what existing pods' anti-affinity terms may select
+        shape["labels"] = {"app": "web"}
     return shape
 
 

@@ -12,6 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from schedsvc.config import parse_config
+from schedsvc.engine import batching as batch_module
 from schedsvc.engine.scheduler import Engine, SnapshotUpdate
 from schedsvc.errors import InvalidArgument
 from schedsvc.model import (
@@ -20,7 +21,11 @@ from schedsvc.model import (
     NodeAffinity,
     NodeSelectorRequirement,
     NodeSelectorTerm,
+    PodAffinity,
+    PodAffinityTerm,
+    Taint,
     TopologySpreadConstraint,
+    WeightedPodAffinityTerm,
 )
 from tests.strategies import make_pod, node, nodes, pod, pod_shapes
 
@@ -45,11 +50,23 @@ class Step:
     payload: Any
 
 
+# an existing pod whose required anti-affinity selects the pods labelled app=web, zone-wide
+ANTI_WEB = Affinity(pod_anti_affinity=PodAffinity(required=(PodAffinityTerm(
+    "zone", LabelSelector(match_labels=(("app", "web"),))),)))
+
+
 @st.composite
 def scenarios(draw: st.DrawFn) -> tuple[list[Any], list[Step]]:
     cluster = draw(nodes(min_size=2, max_size=10))
     shapes = draw(st.lists(pod_shapes(), min_size=1, max_size=3))
-    steps: list[Step] = []
+    # pods of one shape and profile share a shape token, as the server's conversion gives them
+    tokens: dict[tuple[int, str], object] = {}
+
+    def equal_pod(uid: str, k: int, profile: str) -> Any:
+        token = tokens.setdefault((k, profile), object())
+        return dataclasses.replace(make_pod(uid, shapes[k], profile), shape=token)
+
+    steps: list[Step] = [Step("compact_min", draw(st.sampled_from([0, 2, 64])))]
     uid = 0
     bound: list[Any] = []
     nominated: list[Any] = []
@@ -58,7 +75,7 @@ def scenarios(draw: st.DrawFn) -> tuple[list[Any], list[Step]]:
             # a snapshot change between batches, or pods the cache must not be fooled by
             kind = draw(st.sampled_from([
                 "add_node", "remove_pod", "remove_node", "relabel", "bind", "move",
-                "nominate", "unnominate", "schedule_nominated", "narrowed",
+                "nominate", "unnominate", "schedule_nominated", "narrowed", "bind_anti",
             ]))
             victim = cluster[draw(st.integers(0, len(cluster) - 1))]
             shape = shapes[draw(st.integers(0, len(shapes) - 1))]
@@ -73,6 +90,11 @@ def scenarios(draw: st.DrawFn) -> tuple[list[Any], list[Step]]:
                 steps.append(Step("upsert_node", node(victim.name, labels={"disk": disk})))
             elif kind == "bind":
                 b = make_pod(f"b{uid}", {**shape, "node_name": victim.name})
+                uid += 1
+                bound.append(b)
+                steps.append(Step("bind", b))
+            elif kind == "bind_anti":  # invalidates the CycleState a run of app=web pods keeps
+                b = make_pod(f"b{uid}", {"cpu": 100, "affinity": ANTI_WEB})
                 uid += 1
                 bound.append(b)
                 steps.append(Step("bind", b))
@@ -106,9 +128,9 @@ def scenarios(draw: st.DrawFn) -> tuple[list[Any], list[Step]]:
                 steps.append(Step("schedule", (run, False)))
         run = []
         for _ in range(draw(st.integers(1, 12))):
-            shape = shapes[draw(st.integers(0, len(shapes) - 1))]
+            k = draw(st.integers(0, len(shapes) - 1))
             profile = "packer" if draw(st.integers(0, 5)) == 0 else "default-scheduler"
-            run.append(make_pod(f"p{uid}", shape, profile))
+            run.append(equal_pod(f"p{uid}", k, profile))
             uid += 1
         steps.append(Step("schedule", (run, draw(st.integers(0, 6)) == 0)))
     return cluster, steps
@@ -127,9 +149,12 @@ def play(
     c = engine.cluster("x")
     c.update(SnapshotUpdate(upsert_nodes=cluster))
     out: list[Any] = []
+    compact_min = batch_module._COMPACT_MIN
     try:
         for s in steps:
-            if s.kind == "upsert_node":
+            if s.kind == "compact_min":  # small clusters reach compaction too
+                batch_module._COMPACT_MIN = s.payload
+            elif s.kind == "upsert_node":
                 nodes_ = s.payload if isinstance(s.payload, list) else [s.payload]
                 c.update(SnapshotUpdate(upsert_nodes=nodes_))
             elif s.kind == "bind":
@@ -144,10 +169,11 @@ def play(
             else:
                 pods, dry = s.payload
                 placements, _ = c.schedule(pods, dry_run=dry)
-                out.extend((p.pod_uid, p.node_name, p.outcome, dry) for p in placements)
+                out.extend((p.pod_uid, p.node_name, p.outcome, p.score, dry) for p in placements)
         batched = sum(b.batched_pods for b in c.batches.values())
         return [out, batched]
     finally:
+        batch_module._COMPACT_MIN = compact_min
         engine.close()
 
 
@@ -316,3 +342,55 @@ def test_scheduling_a_nominated_pod_ends_its_nomination_for_the_batch_state() ->
             Step("schedule", ([pod("N", cpu=600, memory=None)], False)),
             Step("schedule", ([pod(f"b{i}", cpu=600, memory=None) for i in range(3)], False)),
         ], seed=seed)
+
+
+WEB = {"cpu": 100, "memory": None, "labels": {"app": "web"}}
+PREFER_AWAY = Affinity(pod_anti_affinity=PodAffinity(preferred=(WeightedPodAffinityTerm(
+    100, PodAffinityTerm("zone", LabelSelector(match_labels=(("app", "web"),)))),)))
+
+
+def test_a_bound_pod_with_anti_affinity_changes_every_node_of_its_zone() -> None:
+    """An existing pod's terms reach beyond its own node: binding one mid-run must not leave
+    the cached verdicts of the other nodes in its zone standing (nor the kept CycleState)."""
+    zoned = [node(f"n{i}", labels={"zone": "abc"[i % 3]}) for i in range(9)]
+    for affinity in (ANTI_WEB, PREFER_AWAY):
+        for seed in range(3):
+            both([
+                Step("upsert_node", zoned),
+                Step("schedule", ([make_pod(f"p{i}", WEB) for i in range(3)], False)),
+                Step("bind", make_pod("x", {"cpu": 100, "affinity": affinity,
+                                            "node_name": "n0"})),
+                Step("schedule", ([make_pod(f"q{i}", WEB) for i in range(6)], False)),
+                Step("remove_pod", "x"),
+                Step("schedule", ([make_pod(f"r{i}", WEB) for i in range(6)], False)),
+            ], seed=seed)
+
+
+def test_a_node_that_stopped_fitting_by_its_labels_stays_out_after_a_usage_change() -> None:
+    """A cached node relabelled out of a pod's selector is dropped; a later pod removal on it
+    dirties it by usage only, which must not bring it back on the dynamic filters alone."""
+    ssd = {"cpu": 100, "memory": None, "node_selector": {"disk": "ssd"}}
+    both([
+        Step("upsert_node", [node(f"n{i}", labels={"disk": "ssd"}) for i in range(4)]),
+        Step("bind", make_pod("b", {"cpu": 100, "node_name": "n2"})),
+        Step("schedule", ([make_pod(f"p{i}", ssd) for i in range(2)], False)),
+        Step("upsert_node", node("n2", labels={"disk": "hdd"})),
+        Step("schedule", ([make_pod(f"q{i}", ssd) for i in range(2)], False)),
+        Step("remove_pod", "b"),
+        Step("schedule", ([make_pod(f"r{i}", ssd) for i in range(8)], False)),
+    ])
+
+
+def test_a_revived_node_brings_its_taint_penalty_back_into_the_scores() -> None:
+    """A cached node that stopped fitting and fits again after a removal must count again in
+    the normalization of TaintToleration: its PreferNoSchedule taint sets it apart."""
+    prefer = (Taint("dedicated", "gpu", "PreferNoSchedule"),)
+    small = {"cpu": 600, "memory": None}
+    both([
+        Step("upsert_node", [node("n0"), node("n1", cpu=1000, taints=prefer), node("n2")]),
+        Step("schedule", ([make_pod(f"p{i}", small) for i in range(2)], False)),
+        Step("bind", make_pod("b", {**small, "node_name": "n1"})),
+        Step("schedule", ([make_pod("q0", small)], False)),
+        Step("remove_pod", "b"),
+        Step("schedule", ([make_pod(f"r{i}", small) for i in range(6)], False)),
+    ])

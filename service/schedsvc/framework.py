@@ -101,6 +101,15 @@ class Plugin(Protocol):
     on usage; batching then keeps their results for rows that changed only in usage.
     `normalize_is_identity` says normalize returns its input (kube has no NormalizeScore for
     the plugin), so batching can keep a running weighted sum of its raw scores.
+    `normalize_uniform` says normalize maps equal raw scores to equal scores whatever their
+    number (kube's DefaultNormalizeScore): while a plugin's cached raw scores are all equal,
+    batching adds one constant instead of renormalizing every node.
+    `pre_filter_assume_stable` says PreFilter's result for a pod the profile can sign does not
+    change when a pod of the same signature is assumed: batching then keeps the CycleState
+    across a run of such pods instead of running PreFilter for each.
+
+    An optional `filter_one(state, pod, snap, row) -> bool` is a scalar path for one row, which
+    batching's rescore of the last chosen node takes; it must agree with `filter`.
     """
 
     name: str

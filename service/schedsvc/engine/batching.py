@@ -27,7 +27,7 @@ from ..framework import Rows
 from ..model import Pod
 from .observer import Observer
 from .podinfo import PodInfo
-from .runtime import Framework, ScoreResult
+from .runtime import CycleState, Framework, ScoreResult
 from .snapshot import BoolArray, IntArray, Snapshot
 
 __all__ = ["FlushReason", "HintResult", "BatchState"]
@@ -55,7 +55,9 @@ class HintResult:
 @dataclass(slots=True)
 class _Cached:
     signature: bytes
-    rows: Rows  # feasible rows of the last full cycle still usable, in visiting order
+    # feasible rows of the last full cycle, in visiting order; a row that stops fitting stays
+    # as a tombstone (live False) until the next compaction, so removing one costs O(1)
+    rows: Rows
     raw: dict[str, IntArray]  # plugin -> raw scores aligned with rows
     states: dict[str, Any]  # plugin -> its PreScore state (for normalize)
     skipped: set[str]
@@ -63,12 +65,27 @@ class _Cached:
     start_row: int  # first row the full cycle visited: the visiting order is rows rotated there
     full_rescore: bool = False  # soft spreading: every cached row is rescored before a hint
     keys: Rows = field(default_factory=lambda: np.zeros(0, dtype=np.intp))  # rotated rows
-    # weighted sum of the raw scores of plugins whose normalize is the identity
+    live: BoolArray = field(default_factory=lambda: np.zeros(0, dtype=np.bool_))
+    nlive: int = 0
+    # weighted sum of the raw scores of plugins whose normalize is the identity; _DEAD at
+    # tombstones, so the best of it is the best live row
     fixed: IntArray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    identity: list[tuple[str, int]] = field(default_factory=list)  # (plugin, weight) in fixed
+    # normalize_uniform plugins: [raw value at store, live rows whose raw differs from it];
+    # while every count is 0 their normalized scores are one constant, `uniform_total`
+    uniform: dict[str, list[int]] = field(default_factory=dict)
+    uniform_total: int = 0
+    dense: bool = False  # another normalizing plugin: renormalize every row for each hint
+
+
+_DEAD = np.int64(-(1 << 62))  # below any weighted sum of scores
+_COMPACT_MIN = 64  # compact once tombstones outnumber live rows in a cache longer than this
 
 
 # every Pod field a plugin may read: all but the pod's identity
-_SIGNED_FIELDS = tuple(f.name for f in dataclasses.fields(Pod) if f.name not in ("uid", "name"))
+_SIGNED_FIELDS = tuple(
+    f.name for f in dataclasses.fields(Pod) if f.name not in ("uid", "name", "shape")
+)
 _SIG_MEMO_MAX = 1024
 _Signed = tuple[bytes | None, bool]
 
@@ -120,6 +137,10 @@ class BatchState:
         self.last_name = ""
         self.succeeded = False
         self._signature: tuple[int, bytes | None, bool] = (-1, None, False)
+        self._shape_sig: tuple[object | None, _Signed] = (None, (None, False))
+        # (signature, snapshot generation, CycleState): PreFilter's result, reused by the next
+        # pod of that signature while the only change since is the assume of such pods
+        self._cs: tuple[bytes, int, CycleState] | None = None
         self._hinted: tuple[int, int] = (-1, -1)  # (cycle, row) of the last hint given
         self._dirty: set[int] = set()  # rows an UpdateSnapshot touched since the last store
         self._sig_memo: dict[tuple[int, ...], tuple[tuple[Any, ...], _Signed]] = {}
@@ -186,7 +207,8 @@ class BatchState:
                 )
 
     def _sign(self, info: PodInfo) -> tuple[bytes | None, bool]:
-        """The pod's signature, memoized per pod shape.
+        """The pod's signature, memoized per pod shape: by the conversion cache's shape token
+        (Pod.shape) for a run of equal pods, else by the identities of the pod's fields.
 
         Pods converted from equal messages share every field object but uid and name (the
         server's conversion cache), so the memo is keyed by those objects' identities and holds
@@ -194,6 +216,16 @@ class BatchState:
         pod = info.pod
         if pod.nominated_node_name:  # tried on its node first: no batching for it
             return None, False
+        shape = pod.shape
+        if shape is not None and shape is self._shape_sig[0]:
+            return self._shape_sig[1]
+        result = self._sign_fields(info)
+        if shape is not None:
+            self._shape_sig = (shape, result)
+        return result
+
+    def _sign_fields(self, info: PodInfo) -> _Signed:
+        pod = info.pod
         fields = tuple(getattr(pod, f) for f in _SIGNED_FIELDS)
         key = tuple(map(id, fields))
         hit = self._sig_memo.get(key)
@@ -210,7 +242,7 @@ class BatchState:
     ) -> int | None:
         """kube's batchStateCompatible, plus the rescore path; the last chosen row on success."""
         st = self._state
-        if st is None or len(st.rows) == 0:
+        if st is None or st.nlive == 0:
             return None
         if cycle != self.last_cycle + 1:
             self._flush(FlushReason.POD_SKIPPED)
@@ -228,7 +260,7 @@ class BatchState:
         if snap.row_of(self.last_name) != row:
             self._flush(FlushReason.NODE_MISSING)
             return None
-        cs = self.fw.run_pre_filter(info, snap)
+        cs = self._cycle_state(info, snap, sig)
         if cs.rejected is not None:
             # cannot follow a success with an equal signature; never hint from a rejection
             self._flush(FlushReason.POD_INCOMPATIBLE)
@@ -240,56 +272,170 @@ class BatchState:
             return None
         if start_row != st.start_row:  # node changes moved where the filter stage starts
             self._rotate(st, start_row)
-        check = {row}
-        if self._dirty:
-            check |= self._dirty
-        node_dirty = self._dirty_nodes
-        self._dirty, self._dirty_nodes = set(), set()
-        rows = np.array(sorted(r for r in check if snap.alive[r]), dtype=np.intp)
         if self._rescore_all:  # nodes changed: some cached rows may be gone
-            alive = snap.alive[st.rows]
-            if not alive.all():
-                self._keep(st, alive)
-        pos, present = _positions(st, rows)
-        # cached rows that changed only in usage passed every static filter and keep their
-        # static scores; every other row is evaluated in full
-        usage_only = present & np.array([r not in node_dirty for r in rows.tolist()], bool)
-        feasible = np.zeros(len(rows), dtype=np.bool_)
-        if cs.rejected is None:
-            for part, dyn in ((usage_only, True), (~usage_only, False)):
-                if part.any():
-                    feasible[part] = self.fw.run_filter(
-                        cs, info, snap, rows[part], dynamic_only=dyn, diagnose=False
-                    ).feasible
-        if not self.rescore and bool(feasible[rows == row].any()):
+            gone = np.flatnonzero(st.live & ~snap.alive[st.rows])
+            if len(gone):
+                self._kill(st, gone)
+        if self._dirty:
+            ok = self._recheck(info, snap, cs, row)
+        else:
+            ok = self._recheck_last(info, snap, cs, row)
+        if not ok:
             self._flush(FlushReason.NODE_NOT_FULL)
             return None
-        out = pos[present & ~feasible]
-        if len(out):
-            keep = np.ones(len(st.rows), dtype=np.bool_)
-            keep[out] = False
-            self._keep(st, keep)
-        for part, dyn in ((usage_only, True), (~usage_only, False)):
-            ok = rows[part & feasible]
-            if len(ok):
-                # Rescore path: these nodes still fit (or fit now); their usage changed.
-                sr = self.fw.run_score(info, snap, ok, dynamic_only=dyn, raw_only=True)
-                self._upsert(st, ok, sr.raw, snap)
-        if len(st.rows) == 0:
+        if st.nlive == 0:
             self._flush(FlushReason.EMPTY_LIST)
             return None
         if st.full_rescore or self._rescore_all:
             # soft spreading: the last placement moved counts for every node in its domains;
             # a node-set change moved ImageLocality's spread for every node
             self._rescore_all = False
+            self._compact(st)
             sr = self.fw.run_score(info, snap, st.rows)
             st.raw, st.states, st.skipped = sr.raw, dict(sr.states), set(sr.skipped)
-            st.fixed = self._fixed(st.raw, st.skipped, len(st.rows))
+            self._index(st, info)
+        elif len(st.rows) > _COMPACT_MIN and 2 * st.nlive < len(st.rows):
+            self._compact(st)  # tombstones outnumber live rows: amortized O(1) per removal
         return row
 
+    def _cycle_state(self, info: PodInfo, snap: Snapshot, sig: bytes) -> CycleState:
+        """PreFilter for the pod, or the previous pod's CycleState when nothing but the
+        assume of pods of this signature changed since (pre_filter_assume_stable)."""
+        memo = self._cs
+        if (
+            memo is not None and memo[0] == sig and memo[1] == snap.generation
+            and self.fw.pre_filter_assume_stable
+        ):
+            return memo[2]
+        cs = self.fw.run_pre_filter(info, snap)
+        self._cs = (sig, snap.generation, cs)
+        return cs
+
+    def assumed(self, before: int, after: int) -> None:
+        """The pod of this cycle was assumed, taking the generation from `before` to `after`:
+        a CycleState valid before stays valid for the next pod of the same signature."""
+        memo = self._cs
+        if memo is not None and memo[1] == before:
+            self._cs = (memo[0], after, memo[2])
+
+    def _recheck_last(self, info: PodInfo, snap: Snapshot, cs: CycleState, row: int) -> bool:
+        """The rescore path when only the last chosen row changed (it holds the last pod):
+        drop it if it no longer fits, else rescore it. False when it still fits but rescoring
+        is off (kube's node_not_full)."""
+        st = self._state
+        assert st is not None
+        key = row + _SPAN if row < st.start_row else row
+        pos = int(np.searchsorted(st.keys, key))
+        present = pos < len(st.rows) and int(st.rows[pos]) == row
+        cached = present and bool(st.live[pos])
+        # a cached row changed only in usage: it passed every static filter and keeps its
+        # static scores
+        fits = self.fw.filter_one(cs, info, snap, row, dynamic_only=cached)
+        if not fits:
+            if cached:
+                self._kill(st, np.array([pos], dtype=np.intp))
+            return True
+        if not self.rescore:
+            return False
+        rows = np.array([row], dtype=np.intp)
+        sr = self.fw.run_score(info, snap, rows, dynamic_only=cached, raw_only=True)
+        self._upsert(st, rows, sr.raw)
+        return True
+
+    def _recheck(self, info: PodInfo, snap: Snapshot, cs: CycleState, row: int) -> bool:
+        """The rescore path for the last chosen row and every row an UpdateSnapshot touched:
+        re-filter them, drop those that stopped fitting, rescore and (re)insert the others."""
+        st = self._state
+        assert st is not None
+        check = self._dirty | {row}
+        node_dirty = self._dirty_nodes
+        self._dirty, self._dirty_nodes = set(), set()
+        rows = np.array(sorted(r for r in check if snap.alive[r]), dtype=np.intp)
+        pos, present = _positions(st, rows)
+        cached = present.copy()
+        cached[present] = st.live[pos[present]]
+        # cached rows that changed only in usage passed every static filter and keep their
+        # static scores; every other row (new, a tombstone, a node upserted) is evaluated in full
+        usage_only = cached & np.array([r not in node_dirty for r in rows.tolist()], bool)
+        feasible = np.zeros(len(rows), dtype=np.bool_)
+        for part, dyn in ((usage_only, True), (~usage_only, False)):
+            if part.any():
+                feasible[part] = self.fw.run_filter(
+                    cs, info, snap, rows[part], dynamic_only=dyn, diagnose=False
+                ).feasible
+        if not self.rescore and bool(feasible[rows == row].any()):
+            return False
+        out = pos[cached & ~feasible]
+        if len(out):
+            self._kill(st, out)
+        for part, dyn in ((usage_only, True), (~usage_only, False)):
+            ok = rows[part & feasible]
+            if len(ok):
+                # Rescore path: these nodes still fit (or fit now); their usage changed.
+                sr = self.fw.run_score(info, snap, ok, dynamic_only=dyn, raw_only=True)
+                self._upsert(st, ok, sr.raw)
+        return True
+
+    # ---- the cache's arrays -------------------------------------------------------------------
+    def _index(self, st: _Cached, info: PodInfo) -> None:
+        """Derive the running sums from st.raw over the live rows (after a store or rescore)."""
+        fw = self.fw
+        st.identity = [
+            (p.name, fw.weights[p.name]) for p in fw.score
+            if p.name not in st.skipped and p.name in st.raw
+            and getattr(p, "normalize_is_identity", False)
+        ]
+        st.fixed = self._fixed(st, slice(None))
+        st.fixed[~st.live] = _DEAD
+        st.uniform, st.uniform_total, st.dense = {}, 0, False
+        for p in fw.score:
+            if p.name in st.skipped or getattr(p, "normalize_is_identity", False):
+                continue
+            if not getattr(p, "normalize_uniform", False) or p.name not in st.raw:
+                st.dense = True
+                continue
+            arr = st.raw[p.name]
+            live = arr[st.live]
+            base = int(live[0]) if len(live) else 0
+            st.uniform[p.name] = [base, int(np.count_nonzero(live != base))]
+            one = p.normalize(st.states.get(p.name), info, np.array([base], dtype=np.int64))
+            st.uniform_total += int(one[0]) * fw.weights[p.name]
+
     @staticmethod
-    def _rotate(st: _Cached, start_row: int) -> None:
+    def _fixed(st: _Cached, at: Any) -> IntArray:
+        """Weighted sum of the identity-normalized plugins' raw scores at `at`."""
+        total: IntArray | None = None
+        for name, weight in st.identity:
+            term = st.raw[name][at] * weight
+            total = term if total is None else total + term
+        if total is None:
+            zeros: IntArray = np.zeros(len(st.rows), dtype=np.int64)[at]
+            return zeros
+        return total
+
+    def _kill(self, st: _Cached, at: Rows) -> None:
+        """Tombstone the live rows at positions `at`: they stopped fitting."""
+        for name, u in st.uniform.items():
+            u[1] -= int(np.count_nonzero(st.raw[name][at] != u[0]))
+        st.live[at] = False
+        st.fixed[at] = _DEAD
+        st.nlive -= len(at)
+
+    @staticmethod
+    def _compact(st: _Cached) -> None:
+        """Drop the tombstones."""
+        if st.nlive == len(st.rows):
+            return
+        keep = st.live
+        st.rows = st.rows[keep]
+        st.keys = st.keys[keep]
+        st.fixed = st.fixed[keep]
+        st.raw = {k: v[keep] for k, v in st.raw.items()}
+        st.live = np.ones(len(st.rows), dtype=np.bool_)
+
+    def _rotate(self, st: _Cached, start_row: int) -> None:
         """Reorder the cache to the visiting order that now starts at `start_row`."""
+        self._compact(st)
         st.start_row = start_row
         keys = _rotated(st.rows, start_row)
         order = np.argsort(keys, kind="stable")
@@ -298,61 +444,64 @@ class BatchState:
         st.fixed = st.fixed[order]
         st.raw = {k: v[order] for k, v in st.raw.items()}
 
-    @staticmethod
-    def _keep(st: _Cached, mask: np.ndarray) -> None:
-        st.rows = st.rows[mask]
-        st.keys = st.keys[mask]
-        st.fixed = st.fixed[mask]
-        st.raw = {k: v[mask] for k, v in st.raw.items()}
-
-    def _fixed(self, raw: dict[str, IntArray], skipped: set[str], n: int) -> IntArray:
-        """Weighted sum of the identity-normalized plugins' raw scores."""
-        total = np.zeros(n, dtype=np.int64)
-        for p in self.fw.score:
-            if p.name in skipped or not getattr(p, "normalize_is_identity", False):
-                continue
-            if p.name in raw:
-                total += raw[p.name] * self.fw.weights[p.name]
-        return total
-
-    def _upsert(self, st: _Cached, rows: Rows, raw: dict[str, IntArray], snap: Snapshot) -> None:
-        """Set the raw scores of `rows`, inserting those not cached at their visiting place."""
+    def _upsert(self, st: _Cached, rows: Rows, raw: dict[str, IntArray]) -> None:
+        """Set the raw scores of `rows` (which fit), reviving tombstones and inserting rows not
+        cached at their visiting place. A row not live must come with every plugin's score."""
         pos, present = _positions(st, rows)
         if present.any():
             at = pos[present]
+            was_live = st.live[at]
             for name, arr in raw.items():
-                if name in st.raw:
-                    st.raw[name][at] = arr[present]
-            st.fixed[at] = self._fixed({k: v[at] for k, v in st.raw.items()}, st.skipped, len(at))
-        new = ~present
-        if not new.any():
+                col = st.raw.get(name)
+                if col is None:
+                    continue
+                new = arr[present]
+                u = st.uniform.get(name)
+                if u is not None:
+                    u[1] += int(np.count_nonzero(new != u[0]))
+                    u[1] -= int(np.count_nonzero((col[at] != u[0]) & was_live))
+                col[at] = new
+            st.fixed[at] = self._fixed(st, at)
+            st.nlive += int(np.count_nonzero(~was_live))
+            st.live[at] = True
+        new_rows = ~present
+        if not new_rows.any():
             return
-        where = pos[new]
-        st.rows = np.insert(st.rows, where, rows[new])
-        st.keys = np.insert(st.keys, where, _rotated(rows[new], st.start_row))
-        st.raw = {
-            name: np.insert(arr, where, raw[name][new]) if name in raw else arr
-            for name, arr in st.raw.items()
-        }
-        added = self._fixed({k: v[new] for k, v in raw.items()}, st.skipped, int(new.sum()))
+        where = pos[new_rows]
+        count = int(new_rows.sum())
+        st.rows = np.insert(st.rows, where, rows[new_rows])
+        st.keys = np.insert(st.keys, where, _rotated(rows[new_rows], st.start_row))
+        st.live = np.insert(st.live, where, True)
+        st.raw = {name: np.insert(arr, where, raw[name][new_rows]) for name, arr in st.raw.items()}
+        for name, u in st.uniform.items():
+            u[1] += int(np.count_nonzero(raw[name][new_rows] != u[0]))
+        added = np.zeros(count, dtype=np.int64)
+        for name, weight in st.identity:
+            added += raw[name][new_rows] * weight
         st.fixed = np.insert(st.fixed, where, added)
+        st.nlive += count
 
     def _pick(self, info: PodInfo, rng: np.random.Generator) -> HintResult:
         """Select host over the cached rows exactly as a full cycle would over its feasible set."""
         st = self._state
         assert st is not None
-        if len(st.rows) == 1:
-            return HintResult(int(st.rows[0]), 0)
-        totals = st.fixed.copy()
-        for p in self.fw.score:
-            if p.name in st.skipped or getattr(p, "normalize_is_identity", False):
-                continue
-            norm = p.normalize(st.states.get(p.name), info, st.raw[p.name].copy())
-            totals += norm * self.fw.weights[p.name]
+        if st.nlive == 1:  # kube scores no single feasible node
+            return HintResult(int(st.rows[int(np.flatnonzero(st.live)[0])]), 0)
+        if not st.dense and not any(u[1] for u in st.uniform.values()):
+            # every normalizing plugin is uniform over the live rows: one constant for all
+            totals, offset = st.fixed, st.uniform_total
+        else:
+            self._compact(st)
+            totals, offset = st.fixed.copy(), 0
+            for p in self.fw.score:
+                if p.name in st.skipped or getattr(p, "normalize_is_identity", False):
+                    continue
+                norm = p.normalize(st.states.get(p.name), info, st.raw[p.name].copy())
+                totals += norm * self.fw.weights[p.name]
         best = int(totals.max())
         ties = np.flatnonzero(totals == best)
         pick = int(ties[rng.integers(len(ties))]) if len(ties) > 1 else int(ties[0])
-        return HintResult(int(st.rows[pick]), best)
+        return HintResult(int(st.rows[pick]), best + offset)
 
     # ---- StoreScheduleResults ---------------------------------------------------------------
     def hint_used(self, cycle: int, row: int, name: str) -> None:
@@ -366,9 +515,10 @@ class BatchState:
 
     def store(
         self, info: PodInfo, cycle: int, row: int, name: str, feasible: Rows, sr: ScoreResult,
-        start_row: int,
+        start_row: int, cs: CycleState, generation: int,
     ) -> None:
-        """After a full, scored cycle: keep its feasible rows and raw scores for the next pod."""
+        """After a full, scored cycle: keep its feasible rows and raw scores for the next pod,
+        and its CycleState (PreFilter ran at snapshot `generation`)."""
         if not self.enabled:
             return
         started = time.perf_counter()
@@ -382,7 +532,11 @@ class BatchState:
             self._flush(FlushReason.POD_NOT_BATCHABLE)
             self.observer.store_duration(self.profile, time.perf_counter() - started)
             return
-        self._state = _Cached(
+        if cs.record_plugin_metrics:  # a sampled cycle's state would time the hints' filters
+            cs = dataclasses.replace(cs, record_plugin_metrics=False)
+        self._cs = (sig, generation, cs)
+        n = len(feasible)
+        st = self._state = _Cached(
             signature=sig,
             rows=feasible.copy(),
             raw={k: np.array(v, dtype=np.int64) for k, v in sr.raw.items()},
@@ -391,10 +545,11 @@ class BatchState:
             created=self.clock(),
             start_row=start_row,
             full_rescore=full,
+            keys=_rotated(feasible, start_row),
+            live=np.ones(n, dtype=np.bool_),
+            nlive=n,
         )
-        st = self._state
-        st.keys = _rotated(st.rows, start_row)
-        st.fixed = self._fixed(st.raw, st.skipped, len(st.rows))
+        self._index(st, info)
         self._dirty, self._dirty_nodes = set(), set()
         self._rescore_all = False
         self.observer.store_duration(self.profile, time.perf_counter() - started)

@@ -61,8 +61,18 @@ class PodInfo:
     def uid(self) -> str:
         return self.pod.uid
 
+    def for_pod(self, pod: Pod) -> PodInfo:
+        """The same facts for `pod`, which must request what this info's pod requests."""
+        return PodInfo(
+            pod, self.requests, self.nonzero_cpu, self.nonzero_memory, self.nonzero_requests
+        )
 
-def pod_info(pod: Pod) -> PodInfo:
+
+def pod_info(pod: Pod, last: PodInfo | None = None) -> PodInfo:
+    """`last`, the previous pod's info, is reused when `pod` has its shape (a run of equal
+    pods differing only in uid and name)."""
+    if last is not None and pod.shape is not None and last.pod.shape is pod.shape:
+        return last.for_pod(pod)
     req = pod_requests(pod)
     nz = pod_requests(pod, non_missing=True)
     if not pod.containers and not pod.init_containers:

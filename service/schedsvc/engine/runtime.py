@@ -110,6 +110,14 @@ class Framework:
             p for p in self.plugins.values() if isinstance(p, SignPlugin)
         ]
         self.fully_signable = all(isinstance(p, SignPlugin) for p in self.plugins.values())
+        self.pre_filter_assume_stable = all(
+            getattr(p, "pre_filter_assume_stable", False) for p in self.pre_filter
+        )
+        # the chain as filter_one walks it: (name, plugin, filter_is_static, scalar path)
+        self._filter_chain: list[tuple[str, FilterPlugin, bool, Any]] = [
+            (p.name, p, bool(getattr(p, "filter_is_static", False)), getattr(p, "filter_one", None))
+            for p in self.filter
+        ]
         # the engine sets its observer here; extension points report one duration per call
         self.observer: Observer = NULL_OBSERVER
 
@@ -199,6 +207,26 @@ class Framework:
             feasible[live[bad]] = False
             live = live[ok]
         return BlockResult(feasible, rejections)
+
+    def filter_one(
+        self, cs: CycleState, pod: PodInfo, snap: Snapshot, row: int, dynamic_only: bool = False
+    ) -> bool:
+        """run_filter's feasibility for a single row, through the plugins' scalar paths where
+        they have one: batching re-checks the last chosen node once per pod."""
+        rows: Rows | None = None
+        states, skip = cs.states, cs.skip_filter
+        for name, p, static, one in self._filter_chain:
+            if name in skip or (dynamic_only and static):
+                continue
+            if one is not None:
+                if not one(states.get(name), pod, snap, row):
+                    return False
+                continue
+            if rows is None:
+                rows = np.array([row], dtype=np.intp)
+            if not p.filter(states.get(name), pod, snap, rows).feasible[0]:
+                return False
+        return True
 
     # ---- Score ----------------------------------------------------------------------------
     def run_score(

@@ -19,7 +19,7 @@ import numpy as np
 from ..config import SchedulerConfig
 from ..errors import FailedPrecondition, InvalidArgument
 from ..framework import Rows
-from ..model import Namespace, Node, Outcome, Pod
+from ..model import Namespace, Node, Outcome, Pod, with_node
 from ..plugins.registry import Registry, in_tree_registry
 from .batching import BatchState, HintResult
 from .filtering import (
@@ -103,6 +103,19 @@ class Explanation:
     message: str
 
 
+def _has_pod_terms(pod: Pod) -> bool:
+    """Whether the pod has inter-pod (anti-)affinity terms: placed, they change other pods'
+    filters and scores on every node of a topology domain, not only on its own node."""
+    a = pod.affinity
+    return a is not None and bool(
+        (a.pod_affinity is not None and (a.pod_affinity.required or a.pod_affinity.preferred))
+        or (
+            a.pod_anti_affinity is not None
+            and (a.pod_anti_affinity.required or a.pod_anti_affinity.preferred)
+        )
+    )
+
+
 class Cluster:
     """A named cluster's snapshot and the scheduling state kube keeps beside its cache."""
 
@@ -114,6 +127,7 @@ class Cluster:
         self.cycle = 0
         self.next_start_index = 0
         self.rng = np.random.default_rng(engine.seed)
+        self._last_info: PodInfo | None = None  # a run of equal pods shares its PodInfo facts
         self.batches: dict[str, BatchState] = {
             n: BatchState(fw, engine.observer, engine.batching_enabled)
             for n, fw in engine.frameworks.items()
@@ -151,7 +165,9 @@ class Cluster:
             for uid in upd.remove_pods:
                 rec = snap.remove_pod(uid)
                 if rec is not None and dirty is not None:
-                    if rec.node_name and rec.node_name in snap.index:
+                    if _has_pod_terms(rec.pod):
+                        dirty = None  # its terms reach every node of their topology domains
+                    elif rec.node_name and rec.node_name in snap.index:
                         dirty.add(snap.index[rec.node_name])
                     elif not rec.node_name:
                         dirty = None  # a nominated pod: other pods' filters may change
@@ -159,6 +175,8 @@ class Cluster:
                 if pod.uid in snap.nominated:
                     dirty = None  # a nomination goes away: other pods' filters may change
                 old = snap.pods.get(pod.uid)
+                if _has_pod_terms(pod) or (old is not None and _has_pod_terms(old.pod)):
+                    dirty = None  # its terms reach every node of their topology domains
                 if old is not None and dirty is not None:
                     dirty.add(snap.index[old.node_name])  # a pod that moves frees its old node
                 if pod.node_name:
@@ -267,7 +285,7 @@ class Cluster:
             )
         obs = self.engine.observer
         started = time.perf_counter()
-        info = pod_info(pod)
+        info = self._last_info = pod_info(pod, self._last_info)
         batch = self.batches[fw.name]
         if pod.uid in snap.nominated and not dry_run:
             # placing it ends its nomination, which other pods' two-pass filters counted
@@ -285,9 +303,9 @@ class Cluster:
         if hint.row is not None:
             node = snap.node(hint.row).name
             if not dry_run:
-                snap.add_pod(
-                    dataclasses.replace(pod, node_name=node), node, assumed=True, info=info
-                )
+                before = snap.generation
+                snap.add_pod(with_node(pod, node), node, assumed=True, info=info)
+                batch.assumed(before, snap.generation)
             batch.hint_used(cycle, hint.row, node)
             obs.scheduled(fw.name, "scheduled", time.perf_counter() - started)
             return Placement(
@@ -319,7 +337,7 @@ class Cluster:
                 if len(ok):
                     row = int(ok[0])
                     batch.store_unscored(cycle, row, snap.node(row).name)
-                    return self._place(pod, fw, cycle, row, 0, 1, 1, dry_run, started)
+                    return self._place(pod, fw, cycle, row, 0, 1, 1, dry_run, started, info)
 
         pct = fw.profile.percentage_of_nodes_to_score
         if pct is None:
@@ -348,7 +366,7 @@ class Cluster:
         if len(feasible) == 1:
             row = int(feasible[0])
             batch.store_unscored(cycle, row, snap.node(row).name)
-            return self._place(pod, fw, cycle, row, 0, fo.processed, 1, dry_run, started)
+            return self._place(pod, fw, cycle, row, 0, fo.processed, 1, dry_run, started, info)
         sr = fw.run_score(info, snap, feasible, record)
         totals = sr.totals
         best = int(totals.max())
@@ -356,20 +374,26 @@ class Cluster:
         pick = int(ties[self.rng.integers(len(ties))]) if len(ties) > 1 else int(ties[0])
         chosen = int(feasible[pick])
         if cs.allowed is None:
-            batch.store(info, cycle, chosen, snap.node(chosen).name, feasible, sr, start_row)
+            batch.store(
+                info, cycle, chosen, snap.node(chosen).name, feasible, sr, start_row, cs,
+                snap.generation,
+            )
         else:  # narrowed pods visit a rotation of their own: not batched
             batch.store_unbatchable(cycle, chosen, snap.node(chosen).name)
         return self._place(
-            pod, fw, cycle, chosen, best, fo.processed, len(feasible), dry_run, started
+            pod, fw, cycle, chosen, best, fo.processed, len(feasible), dry_run, started, info
         )
 
     def _place(
         self, pod: Pod, fw: Framework, cycle: int, row: int, score: int, evaluated: int,
-        feasible: int, dry_run: bool, started: float,
+        feasible: int, dry_run: bool, started: float, info: PodInfo | None = None,
     ) -> Placement:
-        node = self.snapshot.node(row).name
+        snap = self.snapshot
+        node = snap.node(row).name
         if not dry_run:
-            self.snapshot.add_pod(dataclasses.replace(pod, node_name=node), node, assumed=True)
+            before = snap.generation
+            snap.add_pod(with_node(pod, node), node, assumed=True, info=info)
+            self.batches[fw.name].assumed(before, snap.generation)
         self.engine.observer.scheduled(fw.name, "scheduled", time.perf_counter() - started)
         return Placement(
             pod.uid, node, Outcome.SCHEDULED, cycle=cycle, score=score,

@@ -11,7 +11,6 @@ unschedulable, images) changes. Usage changes (assume/forget) do not move it.
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Protocol
@@ -326,7 +325,7 @@ class Snapshot:
         if info is None or info.pod.uid != pod.uid:
             info = pod_info(pod)
         else:
-            info = dataclasses.replace(info, pod=pod)
+            info = info.for_pod(pod)
         rec = PodRecord(info=info, node_name=node_name, assumed=assumed)
         self._account(rec, row, +1)
         self.pods[pod.uid] = rec

@@ -218,6 +218,8 @@ class NodeAffinity:
     name = NAME
     filter_is_static = True
     score_is_static = True
+    pre_filter_assume_stable = True  # reads only the pod
+    normalize_uniform = True  # DefaultNormalizeScore
 
     def __init__(self, args: NodeAffinityArgs | None = None) -> None:
         self.args = args or NodeAffinityArgs()

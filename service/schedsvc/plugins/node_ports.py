@@ -61,6 +61,7 @@ def conflicts(snap: Snapshot, port: HostPort, rows: Rows) -> BoolArray:
 
 class NodePorts:
     name = NAME
+    pre_filter_assume_stable = True  # reads only the pod
 
     def pre_filter(self, pod: PodInfo, snap: Snapshot) -> PreFilterResult | Skip:
         ports = wanted_ports(pod)

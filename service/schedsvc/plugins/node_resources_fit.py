@@ -215,6 +215,8 @@ class FitState:
     ephemeral_storage: int
     scalars: tuple[tuple[str, int, int], ...]  # (name, column, quantity), sorted by name
     any_request: bool  # kube's early return: a pod requesting nothing checks only the pod count
+    # (column, quantity) of every positive request, for the one-row path
+    positive: tuple[tuple[int, int], ...] = ()
 
 
 @dataclass(slots=True)
@@ -234,6 +236,7 @@ class NodeResourcesFit:
     filter_is_static = False
     score_is_static = False
     normalize_is_identity = True  # kube has no NormalizeScore for it
+    pre_filter_assume_stable = True  # reads only the pod
 
     def __init__(self, args: NodeResourcesFitArgs) -> None:
         self.args = args
@@ -265,12 +268,17 @@ class NodeResourcesFit:
             # a resource no node has gets a zero column: it fails everywhere
             scalars.append((name, snap.ensure_resource(name), qty))
         cpu, mem, eph = req.get(CPU, 0), req.get(MEMORY, 0), req.get(EPHEMERAL_STORAGE, 0)
+        any_request = bool(cpu or mem or eph or any_scalar)
+        idx = snap.resource_index
+        checks = [(idx[CPU], cpu), (idx[MEMORY], mem), (idx[EPHEMERAL_STORAGE], eph)]
+        checks.extend((col, qty) for _, col, qty in scalars)
         state = FitState(
             cpu=cpu,
             memory=mem,
             ephemeral_storage=eph,
             scalars=tuple(scalars),
-            any_request=bool(cpu or mem or eph or any_scalar),
+            any_request=any_request,
+            positive=tuple((c, q) for c, q in checks if q > 0) if any_request else (),
         )
         return PreFilterResult(state=state)
 
@@ -303,6 +311,15 @@ class NodeResourcesFit:
             code=Code.UNSCHEDULABLE,
             unresolvable=unresolvable,
         )
+
+    def filter_one(self, state: FitState, pod: PodInfo, snap: Snapshot, row: int) -> bool:
+        """filter's verdict for one row in scalar arithmetic (batching's rescore path)."""
+        alloc = snap.allocatable[row].tolist()
+        used = snap.requested[row].tolist()
+        pods_col = snap.resource_index[PODS]
+        if used[pods_col] + 1 > alloc[pods_col]:
+            return False
+        return all(qty <= alloc[col] - used[col] for col, qty in state.positive)
 
     # ---- score -------------------------------------------------------------------------
     def pre_score(self, pod: PodInfo, snap: Snapshot, rows: Rows) -> tuple[int, ...]:

@@ -349,6 +349,8 @@ class PodTopologySpread:
     name = NAME
     filter_is_static = False
     score_is_static = False
+    # a signable pod has no DoNotSchedule constraint, so its PreFilter is a Skip
+    pre_filter_assume_stable = True
 
     def __init__(self, args: PodTopologySpreadArgs) -> None:
         self.args = args

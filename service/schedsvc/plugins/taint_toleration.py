@@ -72,6 +72,7 @@ class TaintToleration:
     name = NAME
     filter_is_static = True
     score_is_static = True
+    normalize_uniform = True  # DefaultNormalizeScore, reversed
 
     def filter(self, state: Any, pod: PodInfo, snap: Snapshot, rows: Rows) -> FilterResult:
         cols = np.flatnonzero(

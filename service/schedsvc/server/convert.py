@@ -455,10 +455,11 @@ def pod_from_pb(msg: pb.Pod, field_prefix: str) -> model.Pod:
     """A validated domain Pod; errors name fields under `field_prefix` (e.g. "pods[2]").
 
     Pods to schedule mostly differ only in uid and name, so the rest of the serialized message
-    is a cache key for the whole converted pod. The serializer writes fields in number order, so
-    the rest is what follows the uid/name prefix; if the bytes do not open with exactly that
-    prefix we convert without the cache. Bound pods (node_name set) skip this cache: they differ
-    in node_name and would only churn it; their sub-messages are still cached.
+    is a cache key for the whole converted pod, and the pods it yields share a shape token
+    (model.Pod.shape) that lets the engine memoize per-shape work. The serializer writes fields
+    in number order, so the rest is what follows the uid/name prefix; if the bytes do not open
+    with exactly that prefix we convert without the cache. Bound pods (node_name set) skip this
+    cache: they differ in node_name and would only churn it; their sub-messages are still cached.
     """
     uid = msg.uid
     if not uid:
@@ -473,9 +474,9 @@ def pod_from_pb(msg: pb.Pod, field_prefix: str) -> model.Pod:
     key = data[len(prefix) :]
     rest = _PODS.get(key)
     if rest is None:
-        pod = _pod(msg, field_prefix)
-        _remember(_PODS, key, _pod_rest(pod))
-        return pod
+        # a fresh shape token: pods converted from these bytes are equal but for uid and name
+        rest = (*_pod_rest(_pod(msg, field_prefix))[:-1], object())
+        _remember(_PODS, key, rest)
     return model.Pod(uid, name, *rest)
 
 
