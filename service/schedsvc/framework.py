@@ -106,7 +106,8 @@ class Plugin(Protocol):
     batching adds one constant instead of renormalizing every node.
     `pre_filter_assume_stable` says PreFilter's result for a pod the profile can sign does not
     change when a pod of the same signature is assumed: batching then keeps the CycleState
-    across a run of such pods instead of running PreFilter for each.
+    across a run of such pods instead of running PreFilter for each. `pre_score_assume_stable`
+    says the same of PreScore, over any non-empty set of rows.
 
     An optional `filter_one(state, pod, snap, row) -> bool` is a scalar path for one row, which
     batching's rescore of the last chosen node takes; it must agree with `filter`.

@@ -78,6 +78,18 @@ class _Cached:
     dense: bool = False  # another normalizing plugin: renormalize every row for each hint
 
 
+@dataclass(slots=True)
+class _RunMemo:
+    """What a run of pods of one signature shares while the only snapshot changes are the
+    assumes of such pods: PreFilter's CycleState (pre_filter_assume_stable) and the PreScore
+    of the one-row rescore (pre_score_assume_stable)."""
+
+    signature: bytes
+    generation: int
+    cycle_state: CycleState
+    pre_scored: tuple[dict[str, Any], set[str]] | None = None
+
+
 _DEAD = np.int64(-(1 << 62))  # below any weighted sum of scores
 _COMPACT_MIN = 64  # compact once tombstones outnumber live rows in a cache longer than this
 
@@ -138,9 +150,7 @@ class BatchState:
         self.succeeded = False
         self._signature: tuple[int, bytes | None, bool] = (-1, None, False)
         self._shape_sig: tuple[object | None, _Signed] = (None, (None, False))
-        # (signature, snapshot generation, CycleState): PreFilter's result, reused by the next
-        # pod of that signature while the only change since is the assume of such pods
-        self._cs: tuple[bytes, int, CycleState] | None = None
+        self._run: _RunMemo | None = None
         self._hinted: tuple[int, int] = (-1, -1)  # (cycle, row) of the last hint given
         self._dirty: set[int] = set()  # rows an UpdateSnapshot touched since the last store
         self._sig_memo: dict[tuple[int, ...], tuple[tuple[Any, ...], _Signed]] = {}
@@ -301,22 +311,22 @@ class BatchState:
     def _cycle_state(self, info: PodInfo, snap: Snapshot, sig: bytes) -> CycleState:
         """PreFilter for the pod, or the previous pod's CycleState when nothing but the
         assume of pods of this signature changed since (pre_filter_assume_stable)."""
-        memo = self._cs
+        memo = self._run
         if (
-            memo is not None and memo[0] == sig and memo[1] == snap.generation
+            memo is not None and memo.signature == sig and memo.generation == snap.generation
             and self.fw.pre_filter_assume_stable
         ):
-            return memo[2]
+            return memo.cycle_state
         cs = self.fw.run_pre_filter(info, snap)
-        self._cs = (sig, snap.generation, cs)
+        self._run = _RunMemo(sig, snap.generation, cs)
         return cs
 
     def assumed(self, before: int, after: int) -> None:
         """The pod of this cycle was assumed, taking the generation from `before` to `after`:
         a CycleState valid before stays valid for the next pod of the same signature."""
-        memo = self._cs
-        if memo is not None and memo[1] == before:
-            self._cs = (memo[0], after, memo[2])
+        memo = self._run
+        if memo is not None and memo.generation == before:
+            memo.generation = after
 
     def _recheck_last(self, info: PodInfo, snap: Snapshot, cs: CycleState, row: int) -> bool:
         """The rescore path when only the last chosen row changed (it holds the last pod):
@@ -337,10 +347,43 @@ class BatchState:
             return True
         if not self.rescore:
             return False
+        if st.full_rescore:
+            return True  # every cached row is rescored next anyway
         rows = np.array([row], dtype=np.intp)
-        sr = self.fw.run_score(info, snap, rows, dynamic_only=cached, raw_only=True)
-        self._upsert(st, rows, sr.raw)
+        memo = self._run  # _cycle_state made it current for this pod
+        pre = None
+        if cached and memo is not None and self.fw.pre_score_assume_stable:
+            pre = memo.pre_scored
+        sr = self.fw.run_score(
+            info, snap, rows, dynamic_only=cached, raw_only=True, pre_scored=pre
+        )
+        if cached and pre is None and memo is not None:
+            memo.pre_scored = (sr.states, sr.skipped)
+        if present:
+            self._set_one(st, pos, sr.raw)
+        else:
+            self._upsert(st, rows, sr.raw)
         return True
+
+    def _set_one(self, st: _Cached, pos: int, raw: dict[str, IntArray]) -> None:
+        """_upsert for one cached row (live or a tombstone), in scalar arithmetic."""
+        was_live = bool(st.live[pos])
+        for name, arr in raw.items():
+            col = st.raw.get(name)
+            if col is None:
+                continue
+            new = int(arr[0])
+            u = st.uniform.get(name)
+            if u is not None:
+                if was_live and int(col[pos]) != u[0]:
+                    u[1] -= 1
+                if new != u[0]:
+                    u[1] += 1
+            col[pos] = new
+        st.fixed[pos] = sum(int(st.raw[name][pos]) * weight for name, weight in st.identity)
+        if not was_live:
+            st.live[pos] = True
+            st.nlive += 1
 
     def _recheck(self, info: PodInfo, snap: Snapshot, cs: CycleState, row: int) -> bool:
         """The rescore path for the last chosen row and every row an UpdateSnapshot touched:
@@ -534,7 +577,7 @@ class BatchState:
             return
         if cs.record_plugin_metrics:  # a sampled cycle's state would time the hints' filters
             cs = dataclasses.replace(cs, record_plugin_metrics=False)
-        self._cs = (sig, generation, cs)
+        self._run = _RunMemo(sig, generation, cs)
         n = len(feasible)
         st = self._state = _Cached(
             signature=sig,

@@ -113,6 +113,11 @@ class Framework:
         self.pre_filter_assume_stable = all(
             getattr(p, "pre_filter_assume_stable", False) for p in self.pre_filter
         )
+        # of the PreScores a dynamic_only run_score runs
+        self.pre_score_assume_stable = all(
+            getattr(p, "pre_score_assume_stable", False) for p in self.pre_score
+            if not getattr(p, "score_is_static", False)
+        )
         # the chain as filter_one walks it: (name, plugin, filter_is_static, scalar path)
         self._filter_chain: list[tuple[str, FilterPlugin, bool, Any]] = [
             (p.name, p, bool(getattr(p, "filter_is_static", False)), getattr(p, "filter_one", None))
@@ -232,18 +237,23 @@ class Framework:
     def run_score(
         self, pod: PodInfo, snap: Snapshot, rows: Rows, record: bool = False,
         dynamic_only: bool = False, raw_only: bool = False,
+        pre_scored: tuple[dict[str, Any], set[str]] | None = None,
     ) -> ScoreResult:
         """PreScore, Score, NormalizeScore and weights; `record` samples per-plugin durations.
 
         `dynamic_only` leaves out plugins whose score reads no usage (score_is_static): for
         batching, which keeps their raw scores of rows that changed only in usage. With
         `raw_only` normalization and weights are left out too (per_plugin and totals empty).
+        `pre_scored` is the (states, skipped) of an earlier call for the same pod, whose
+        PreScores are known to give the same again (pre_score_assume_stable): they are not run.
         """
         obs = self.observer
         started = time.perf_counter()
         states: dict[str, Any] = {}
         skipped: set[str] = set()
-        for pre in self.pre_score:
+        if pre_scored is not None:
+            states, skipped = pre_scored
+        for pre in self.pre_score if pre_scored is None else ():
             if dynamic_only and getattr(pre, "score_is_static", False):
                 continue
             t0 = time.perf_counter() if record else 0.0
@@ -258,7 +268,8 @@ class Framework:
             else:
                 states[pre.name] = st
         scoring = time.perf_counter()
-        obs.extension_point(self.name, "PreScore", "Success", scoring - started)
+        if pre_scored is None:
+            obs.extension_point(self.name, "PreScore", "Success", scoring - started)
         totals = np.zeros(len(rows), dtype=np.int64)
         per_plugin: dict[str, IntArray] = {}
         raws: dict[str, IntArray] = {}

@@ -190,9 +190,10 @@ class _ScoreState:
 
 class InterPodAffinity:
     name = NAME
-    # a signable pod has no terms: PreFilter reads the existing pods' required anti-affinity,
-    # which assuming such a pod does not add to
+    # a signable pod has no terms: PreFilter and PreScore read the existing pods' terms, which
+    # assuming such a pod does not add to
     pre_filter_assume_stable = True
+    pre_score_assume_stable = True
 
     def __init__(self, args: InterPodAffinityArgs | None = None) -> None:
         self.args = args or InterPodAffinityArgs()

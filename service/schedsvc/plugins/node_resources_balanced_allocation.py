@@ -71,6 +71,7 @@ class NodeResourcesBalancedAllocation:
     name = NAME
     score_is_static = False
     normalize_is_identity = True  # kube has no NormalizeScore for it
+    pre_score_assume_stable = True  # reads only the pod
 
     def __init__(self, args: NodeResourcesBalancedAllocationArgs) -> None:
         self.args = args

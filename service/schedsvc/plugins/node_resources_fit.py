@@ -237,6 +237,7 @@ class NodeResourcesFit:
     score_is_static = False
     normalize_is_identity = True  # kube has no NormalizeScore for it
     pre_filter_assume_stable = True  # reads only the pod
+    pre_score_assume_stable = True  # reads only the pod
 
     def __init__(self, args: NodeResourcesFitArgs) -> None:
         self.args = args
@@ -319,7 +320,10 @@ class NodeResourcesFit:
         pods_col = snap.resource_index[PODS]
         if used[pods_col] + 1 > alloc[pods_col]:
             return False
-        return all(qty <= alloc[col] - used[col] for col, qty in state.positive)
+        for col, qty in state.positive:
+            if qty > alloc[col] - used[col]:
+                return False
+        return True
 
     # ---- score -------------------------------------------------------------------------
     def pre_score(self, pod: PodInfo, snap: Snapshot, rows: Rows) -> tuple[int, ...]:
