@@ -394,3 +394,13 @@ def test_a_revived_node_brings_its_taint_penalty_back_into_the_scores() -> None:
         Step("remove_pod", "b"),
         Step("schedule", ([make_pod(f"r{i}", small) for i in range(6)], False)),
     ])
+
+
+def test_a_packing_profile_keeps_filling_the_node_it_chose() -> None:
+    """MostAllocated raises the chosen node's score with every pod: the hint must follow it
+    up (the kept best of the cached scores moves), as a full cycle does."""
+    small = {"cpu": 300, "memory": None}
+    both([
+        Step("upsert_node", [node(f"n{i}", cpu=2000) for i in range(6)]),
+        Step("schedule", ([make_pod(f"p{i}", small, "packer") for i in range(14)], False)),
+    ])

@@ -8,6 +8,7 @@ sleep: tests hold a cluster's lock to freeze it and poll the server's own counte
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
@@ -101,21 +102,33 @@ class _Aborted(Exception):
     pass
 
 
-class FakeContext:
-    """A servicer context whose remaining time is scripted, one value per check."""
+class FakeClock:
+    """The servicer's clock, one second later each time it is read (once per pod)."""
 
-    def __init__(self, remaining: list[float], active_after: int | None = None) -> None:
-        self.remaining = list(remaining)
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        self.now += 1.0
+        return self.now
+
+
+class FakeContext:
+    """A servicer context with a deadline `remaining` seconds away when the batch starts (read
+    on a FakeClock) and a caller that leaves after `active_after` liveness checks."""
+
+    def __init__(self, remaining: float, active_after: int | None = None) -> None:
+        self.remaining = remaining
         self.checks = 0
         self.active_after = active_after
         self.code: grpc.StatusCode | None = None
 
     def is_active(self) -> bool:
-        return self.active_after is None or self.checks < self.active_after
+        self.checks += 1
+        return self.active_after is None or self.checks <= self.active_after
 
     def time_remaining(self) -> float:
-        self.checks += 1
-        return self.remaining.pop(0) if self.remaining else 0.0
+        return self.remaining
 
     def abort(self, code: grpc.StatusCode, details: str) -> None:
         self.code = code
@@ -132,8 +145,10 @@ def test_deadline_near_mid_batch_returns_attempted_pods_and_marks_the_rest(
     server, stub, _ = servers.start()
     load(stub, 4)
     pods = [pb_pod(f"p{i}") for i in range(6)]
-    ctx = FakeContext([60.0, 60.0, 0.01])  # two pods, then the deadline is within the margin
+    server.servicer.clock = FakeClock()
+    ctx = FakeContext(2.5)  # two pods, then the deadline is within the margin
     resp = server.servicer.Schedule(pb.ScheduleRequest(pods=pods), ctx)
+    server.servicer.clock = time.monotonic
     assert [p.outcome for p in resp.placements] == [pb.Placement.SCHEDULED] * 2 + [
         pb.Placement.OUTCOME_UNSPECIFIED
     ] * 4
@@ -152,12 +167,13 @@ def test_caller_gone_mid_batch_stops_between_pods_and_keeps_what_was_placed(
     server, stub, _ = servers.start()
     load(stub, 4)
     pods = [pb_pod(f"p{i}") for i in range(6)]
-    ctx = FakeContext([60.0] * 10, active_after=3)  # the client leaves after three pods
+    server.servicer.clock = FakeClock()
+    ctx = FakeContext(60.0, active_after=3)  # the client leaves after three pods
     with pytest.raises(_Aborted):
         server.servicer.Schedule(pb.ScheduleRequest(pods=pods), ctx)
     assert ctx.code == grpc.StatusCode.CANCELLED
     assert set(snapshot_pods(server)) == {"p0", "p1", "p2"}
-    ctx = FakeContext([0.0])  # the deadline passed before the first pod
+    ctx = FakeContext(0.0)  # the deadline passed before the first pod
     with pytest.raises(_Aborted):
         server.servicer.Schedule(pb.ScheduleRequest(pods=[pb_pod("late")]), ctx)
     assert ctx.code == grpc.StatusCode.DEADLINE_EXCEEDED

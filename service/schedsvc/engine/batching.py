@@ -14,6 +14,7 @@ percentageOfNodesToScore 100 a hint equals the full cycle's choice.
 
 from __future__ import annotations
 
+import bisect
 import dataclasses
 import time
 from collections.abc import Callable
@@ -76,6 +77,10 @@ class _Cached:
     uniform: dict[str, list[int]] = field(default_factory=dict)
     uniform_total: int = 0
     dense: bool = False  # another normalizing plugin: renormalize every row for each hint
+    # the best of `fixed` and its positions, ascending, kept up to date by _kill and _set_one
+    # (a run changes one row per pod); None: recompute at the next pick
+    ties: list[int] | None = None
+    best: int = 0
 
 
 @dataclass(slots=True)
@@ -109,6 +114,13 @@ def _rotated(rows: Rows, start_row: int) -> Rows:
     """Sort keys of the visiting order: rows ascending, rotated to start at start_row."""
     out: Rows = np.where(rows < start_row, rows + _SPAN, rows)
     return out
+
+
+def _discard(sorted_list: list[int], item: int) -> None:
+    """Remove `item` from an ascending list if there (bisect, not a linear scan)."""
+    i = bisect.bisect_left(sorted_list, item)
+    if i < len(sorted_list) and sorted_list[i] == item:
+        del sorted_list[i]
 
 
 def _positions(st: _Cached, rows: Rows) -> tuple[Rows, BoolArray]:
@@ -380,7 +392,19 @@ class BatchState:
                 if new != u[0]:
                     u[1] += 1
             col[pos] = new
-        st.fixed[pos] = sum(int(st.raw[name][pos]) * weight for name, weight in st.identity)
+        new_fixed = sum(int(st.raw[name][pos]) * weight for name, weight in st.identity)
+        ties = st.ties
+        if ties is not None:
+            if was_live and int(st.fixed[pos]) == st.best:
+                _discard(ties, pos)
+            if new_fixed > st.best:
+                ties[:] = [pos]
+                st.best = new_fixed
+            elif new_fixed == st.best:
+                bisect.insort(ties, pos)
+            if not ties:
+                st.ties = None
+        st.fixed[pos] = new_fixed
         if not was_live:
             st.live[pos] = True
             st.nlive += 1
@@ -430,6 +454,7 @@ class BatchState:
         ]
         st.fixed = self._fixed(st, slice(None))
         st.fixed[~st.live] = _DEAD
+        st.ties = None
         st.uniform, st.uniform_total, st.dense = {}, 0, False
         for p in fw.score:
             if p.name in st.skipped or getattr(p, "normalize_is_identity", False):
@@ -460,6 +485,11 @@ class BatchState:
         """Tombstone the live rows at positions `at`: they stopped fitting."""
         for name, u in st.uniform.items():
             u[1] -= int(np.count_nonzero(st.raw[name][at] != u[0]))
+        if st.ties is not None:
+            for p in at[st.fixed[at] == st.best].tolist():
+                _discard(st.ties, p)
+            if not st.ties:
+                st.ties = None
         st.live[at] = False
         st.fixed[at] = _DEAD
         st.nlive -= len(at)
@@ -470,6 +500,7 @@ class BatchState:
         if st.nlive == len(st.rows):
             return
         keep = st.live
+        st.ties = None
         st.rows = st.rows[keep]
         st.keys = st.keys[keep]
         st.fixed = st.fixed[keep]
@@ -480,6 +511,7 @@ class BatchState:
         """Reorder the cache to the visiting order that now starts at `start_row`."""
         self._compact(st)
         st.start_row = start_row
+        st.ties = None
         keys = _rotated(st.rows, start_row)
         order = np.argsort(keys, kind="stable")
         st.keys = keys[order]
@@ -491,6 +523,7 @@ class BatchState:
         """Set the raw scores of `rows` (which fit), reviving tombstones and inserting rows not
         cached at their visiting place. A row not live must come with every plugin's score."""
         pos, present = _positions(st, rows)
+        st.ties = None
         if present.any():
             at = pos[present]
             was_live = st.live[at]
@@ -531,20 +564,25 @@ class BatchState:
         if st.nlive == 1:  # kube scores no single feasible node
             return HintResult(int(st.rows[int(np.flatnonzero(st.live)[0])]), 0)
         if not st.dense and not any(u[1] for u in st.uniform.values()):
-            # every normalizing plugin is uniform over the live rows: one constant for all
-            totals, offset = st.fixed, st.uniform_total
-        else:
-            self._compact(st)
-            totals, offset = st.fixed.copy(), 0
-            for p in self.fw.score:
-                if p.name in st.skipped or getattr(p, "normalize_is_identity", False):
-                    continue
-                norm = p.normalize(st.states.get(p.name), info, st.raw[p.name].copy())
-                totals += norm * self.fw.weights[p.name]
+            # every normalizing plugin is uniform over the live rows: one constant for all,
+            # and the best of the fixed sums is kept from one pick to the next
+            if st.ties is None:
+                st.best = int(st.fixed.max())
+                st.ties = np.flatnonzero(st.fixed == st.best).tolist()
+            ties = st.ties
+            pos = ties[int(rng.integers(len(ties)))] if len(ties) > 1 else ties[0]
+            return HintResult(int(st.rows[pos]), st.best + st.uniform_total)
+        self._compact(st)
+        totals = st.fixed.copy()
+        for p in self.fw.score:
+            if p.name in st.skipped or getattr(p, "normalize_is_identity", False):
+                continue
+            norm = p.normalize(st.states.get(p.name), info, st.raw[p.name].copy())
+            totals += norm * self.fw.weights[p.name]
         best = int(totals.max())
-        ties = np.flatnonzero(totals == best)
-        pick = int(ties[rng.integers(len(ties))]) if len(ties) > 1 else int(ties[0])
-        return HintResult(int(st.rows[pick]), best + offset)
+        found = np.flatnonzero(totals == best)
+        pick = int(found[rng.integers(len(found))]) if len(found) > 1 else int(found[0])
+        return HintResult(int(st.rows[pick]), best)
 
     # ---- StoreScheduleResults ---------------------------------------------------------------
     def hint_used(self, cycle: int, row: int, name: str) -> None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import NoReturn
@@ -43,14 +45,31 @@ class Limits:
 NOT_ATTEMPTED = "not attempted: deadline exceeded"
 
 
-def _should_continue(context: grpc.ServicerContext, margin: float) -> Callable[[], bool]:
-    """Asked by the engine between pods: stop once the caller is gone or its deadline is near."""
+# how often, at most, a batch asks gRPC whether its caller is still there (a call into the core
+# per pod would cost more than a hinted pod's whole scheduling)
+ACTIVE_CHECK_SECONDS = 0.005
+
+
+def _should_continue(
+    context: grpc.ServicerContext, margin: float, clock: Callable[[], float] = time.monotonic
+) -> Callable[[], bool]:
+    """Asked by the engine between pods: stop once the caller is gone or its deadline is near.
+    The deadline is read once and compared on the monotonic clock; whether the caller left is
+    asked every ACTIVE_CHECK_SECONDS."""
+    left = context.time_remaining()
+    now = clock()
+    deadline = math.inf if left is None else now + left - margin
+    next_check = now + ACTIVE_CHECK_SECONDS
 
     def check() -> bool:
-        if not context.is_active():
+        nonlocal next_check
+        t = clock()
+        if t >= deadline:
             return False
-        left = context.time_remaining()
-        return left is None or left > margin
+        if t >= next_check:
+            next_check = t + ACTIVE_CHECK_SECONDS
+            return bool(context.is_active())
+        return True
 
     return check
 
@@ -84,18 +103,28 @@ def _requests(
 
 
 def placement_to_pb(p: Placement) -> pb.Placement:
-    return pb.Placement(
-        pod_uid=p.pod_uid,
-        node_name=p.node_name,
-        outcome=_OUTCOME[p.outcome],
-        message=p.message,
-        reasons=p.reasons,
-        batched=p.batched,
-        cycle=p.cycle,
-        score=p.score,
-        nodes_evaluated=p.nodes_evaluated,
-        nodes_feasible=p.nodes_feasible,
-    )
+    out = pb.Placement()
+    _fill_placement(out, p)
+    return out
+
+
+def _fill_placement(out: pb.Placement, p: Placement) -> None:
+    """Set only what is set: a message built in place is 4x cheaper than one built from
+    keyword arguments and appended (it is once per pod)."""
+    out.pod_uid = p.pod_uid
+    if p.node_name:
+        out.node_name = p.node_name
+    out.outcome = _OUTCOME[p.outcome]
+    if p.message:
+        out.message = p.message
+    if p.reasons:
+        out.reasons.update(p.reasons)
+    if p.batched:
+        out.batched = True
+    out.cycle = p.cycle
+    out.score = p.score
+    out.nodes_evaluated = p.nodes_evaluated
+    out.nodes_feasible = p.nodes_feasible
 
 
 def explanation_to_pb(e: Explanation) -> pb.ExplainResponse:
@@ -115,6 +144,7 @@ class ScheduleServicer(pb_grpc.ScheduleServiceServicer):
         self.engine = engine
         self.limits = limits or Limits()
         self.admission = Admission(self.limits.max_queue_per_cluster)
+        self.clock: Callable[[], float] = time.monotonic  # tests move time by hand
 
     def _cluster_name(self, name: str) -> str:
         if len(name) > self.limits.max_cluster_name:
@@ -179,15 +209,16 @@ class ScheduleServicer(pb_grpc.ScheduleServiceServicer):
                 seen.add(p.uid)
             placements, generation = self.engine.cluster(name).schedule(
                 pods, dry_run=request.dry_run,
-                should_continue=_should_continue(context, self.limits.deadline_margin_seconds),
+                should_continue=_should_continue(
+                    context, self.limits.deadline_margin_seconds, self.clock
+                ),
             )
-        out = pb.ScheduleResponse(
-            placements=[placement_to_pb(p) for p in placements],
-            generation=generation,
-            epoch=self.engine.epoch,
-        )
+        out = pb.ScheduleResponse(generation=generation, epoch=self.engine.epoch)
+        add = out.placements.add
+        for placed in placements:
+            _fill_placement(add(), placed)
         for p in pods[len(placements):]:
-            out.placements.add(pod_uid=p.uid, message=NOT_ATTEMPTED)
+            add(pod_uid=p.uid, message=NOT_ATTEMPTED)
         return out, len(placements)
 
     def _deliverable(
