@@ -110,7 +110,8 @@ class Plugin(Protocol):
     says the same of PreScore, over any non-empty set of rows.
 
     An optional `filter_one(state, pod, snap, row) -> bool` is a scalar path for one row, which
-    batching's rescore of the last chosen node takes; it must agree with `filter`.
+    batching's rescore of the last chosen node takes; it must agree with `filter`. An optional
+    `score_one(state, pod, snap, row) -> int` is the same for `score`.
     """
 
     name: str

@@ -35,7 +35,7 @@ def random_cluster(rng: random.Random) -> Snapshot:
     snap = Snapshot()
     for i in range(rng.randint(2, 30)):
         alloc = {"cpu": rng.choice([0, 500, 4000, 64000]), "memory": rng.choice([0, 2**30, 2**40]),
-                 "pods": 110}
+                 "pods": rng.choice([110, 110, 3, 1])}
         if rng.random() < 0.5:
             alloc["ephemeral-storage"] = rng.choice([0, 10**9])
         if rng.random() < 0.4:
@@ -74,3 +74,26 @@ def test_one_row_scores_equal_the_vectorized_scores(args: dict[str, Any] | None)
             ones = [int(pl.score(state, info, snap, np.array([r], dtype=np.intp))[0])
                     for r in rows.tolist()]
             assert ones == whole.tolist(), pl.name
+
+
+@pytest.mark.parametrize("args", [None, {"ignoredResources": [GPU]}], ids=["default", "ignored"])
+def test_one_row_filter_agrees_with_the_vectorized_filter(args: dict[str, Any] | None) -> None:
+    rng = random.Random(23)
+    plugin = fit.new(args)
+    verdicts = set()
+    for _ in range(200):
+        snap = random_cluster(rng)
+        req = {k: rng.choice([0, 1, 500, 3000, 2**30]) for k in ("cpu", "memory")
+               if rng.random() < 0.8}
+        if rng.random() < 0.4:
+            req[GPU] = rng.randint(1, 4)
+        if rng.random() < 0.2:
+            req["ephemeral-storage"] = rng.choice([1, 10**9])
+        info = pod_info(Pod(uid="x", containers=(Container("c", requests=req),)))
+        state = plugin.pre_filter(info, snap).state
+        rows = snap.order
+        whole = plugin.filter(state, info, snap, rows).feasible.tolist()
+        ones = [plugin.filter_one(state, info, snap, r) for r in rows.tolist()]
+        assert ones == whole
+        verdicts.update(whole)
+    assert verdicts == {True, False}  # both verdicts were reached

@@ -361,30 +361,27 @@ class BatchState:
             return False
         if st.full_rescore:
             return True  # every cached row is rescored next anyway
-        rows = np.array([row], dtype=np.intp)
         memo = self._run  # _cycle_state made it current for this pod
-        pre = None
+        if cached and memo is not None and memo.pre_scored is not None:
+            self._set_one(st, pos, self.fw.score_one(info, snap, row, memo.pre_scored))
+            return True
+        rows = np.array([row], dtype=np.intp)
+        sr = self.fw.run_score(info, snap, rows, dynamic_only=cached, raw_only=True)
         if cached and memo is not None and self.fw.pre_score_assume_stable:
-            pre = memo.pre_scored
-        sr = self.fw.run_score(
-            info, snap, rows, dynamic_only=cached, raw_only=True, pre_scored=pre
-        )
-        if cached and pre is None and memo is not None:
             memo.pre_scored = (sr.states, sr.skipped)
         if present:
-            self._set_one(st, pos, sr.raw)
+            self._set_one(st, pos, {k: int(v[0]) for k, v in sr.raw.items()})
         else:
             self._upsert(st, rows, sr.raw)
         return True
 
-    def _set_one(self, st: _Cached, pos: int, raw: dict[str, IntArray]) -> None:
+    def _set_one(self, st: _Cached, pos: int, raw: dict[str, int]) -> None:
         """_upsert for one cached row (live or a tombstone), in scalar arithmetic."""
         was_live = bool(st.live[pos])
-        for name, arr in raw.items():
+        for name, new in raw.items():
             col = st.raw.get(name)
             if col is None:
                 continue
-            new = int(arr[0])
             u = st.uniform.get(name)
             if u is not None:
                 if was_live and int(col[pos]) != u[0]:

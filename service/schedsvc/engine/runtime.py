@@ -118,6 +118,11 @@ class Framework:
             getattr(p, "pre_score_assume_stable", False) for p in self.pre_score
             if not getattr(p, "score_is_static", False)
         )
+        # the dynamic score plugins as score_one walks them: (name, plugin, scalar path)
+        self._dynamic_score: list[tuple[str, ScorePlugin, Any]] = [
+            (p.name, p, getattr(p, "score_one", None)) for p in self.score
+            if not getattr(p, "score_is_static", False)
+        ]
         # the chain as filter_one walks it: (name, plugin, filter_is_static, scalar path)
         self._filter_chain: list[tuple[str, FilterPlugin, bool, Any]] = [
             (p.name, p, bool(getattr(p, "filter_is_static", False)), getattr(p, "filter_one", None))
@@ -237,23 +242,18 @@ class Framework:
     def run_score(
         self, pod: PodInfo, snap: Snapshot, rows: Rows, record: bool = False,
         dynamic_only: bool = False, raw_only: bool = False,
-        pre_scored: tuple[dict[str, Any], set[str]] | None = None,
     ) -> ScoreResult:
         """PreScore, Score, NormalizeScore and weights; `record` samples per-plugin durations.
 
         `dynamic_only` leaves out plugins whose score reads no usage (score_is_static): for
         batching, which keeps their raw scores of rows that changed only in usage. With
         `raw_only` normalization and weights are left out too (per_plugin and totals empty).
-        `pre_scored` is the (states, skipped) of an earlier call for the same pod, whose
-        PreScores are known to give the same again (pre_score_assume_stable): they are not run.
         """
         obs = self.observer
         started = time.perf_counter()
         states: dict[str, Any] = {}
         skipped: set[str] = set()
-        if pre_scored is not None:
-            states, skipped = pre_scored
-        for pre in self.pre_score if pre_scored is None else ():
+        for pre in self.pre_score:
             if dynamic_only and getattr(pre, "score_is_static", False):
                 continue
             t0 = time.perf_counter() if record else 0.0
@@ -268,8 +268,7 @@ class Framework:
             else:
                 states[pre.name] = st
         scoring = time.perf_counter()
-        if pre_scored is None:
-            obs.extension_point(self.name, "PreScore", "Success", scoring - started)
+        obs.extension_point(self.name, "PreScore", "Success", scoring - started)
         totals = np.zeros(len(rows), dtype=np.int64)
         per_plugin: dict[str, IntArray] = {}
         raws: dict[str, IntArray] = {}
@@ -292,6 +291,25 @@ class Framework:
             totals += norm * self.weights[p.name]
         obs.extension_point(self.name, "Score", "Success", time.perf_counter() - scoring)
         return ScoreResult(totals, per_plugin, skipped, raws, states)
+
+    def score_one(
+        self, pod: PodInfo, snap: Snapshot, row: int, pre_scored: tuple[dict[str, Any], set[str]]
+    ) -> dict[str, int]:
+        """Raw scores of the dynamic (not score_is_static) plugins for one row, given their
+        PreScore (states, skipped) from an earlier run_score: batching's one-row rescore."""
+        states, skipped = pre_scored
+        out: dict[str, int] = {}
+        rows: Rows | None = None
+        for name, p, one in self._dynamic_score:
+            if name in skipped:
+                continue
+            if one is not None:
+                out[name] = one(states.get(name), pod, snap, row)
+                continue
+            if rows is None:
+                rows = np.array([row], dtype=np.intp)
+            out[name] = int(p.score(states.get(name), pod, snap, rows)[0])
+        return out
 
     # ---- Sign -----------------------------------------------------------------------------
     def sign(self, pod: PodInfo, soft_spread: bool = False) -> tuple[bytes | None, bool]:

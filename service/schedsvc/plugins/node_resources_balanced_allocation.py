@@ -88,10 +88,13 @@ class NodeResourcesBalancedAllocation:
 
     def score(self, state: tuple[int, ...], pod: PodInfo, snap: Snapshot, rows: Rows) -> IntArray:
         if len(rows) == 1:  # batching's rescore of one node: the scalar path
-            a, r = gather_one(snap, int(rows[0]), self.args.resources, state, use_requested=True)
-            return np.array([balanced_allocation_one(a, r)], dtype=np.int64)
+            return np.array([self.score_one(state, pod, snap, int(rows[0]))], dtype=np.int64)
         alloc, req = gather(snap, rows, self.args.resources, state, use_requested=True)
         return balanced_allocation(alloc, req)
+
+    def score_one(self, state: tuple[int, ...], pod: PodInfo, snap: Snapshot, row: int) -> int:
+        a, r = gather_one(snap, row, self.args.resources, state, use_requested=True)
+        return balanced_allocation_one(a, r)
 
     def normalize(self, state: Any, pod: PodInfo, scores: IntArray) -> IntArray:
         return scores  # kube's BalancedAllocation has no ScoreExtensions

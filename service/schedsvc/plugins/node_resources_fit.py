@@ -242,6 +242,7 @@ class NodeResourcesFit:
     def __init__(self, args: NodeResourcesFitArgs) -> None:
         self.args = args
         self._weights = np.array([r.weight for r in args.resources], dtype=np.int64)
+        self._weight_list = [r.weight for r in args.resources]
         self._shape_u = tuple(p.utilization for p in args.shape)
         # MaxNodeScore / MaxCustomPriorityScore, integer as kube computes it
         self._shape_s = tuple(p.score * (100 // MAX_CUSTOM_PRIORITY_SCORE) for p in args.shape)
@@ -333,7 +334,7 @@ class NodeResourcesFit:
 
     def score(self, state: tuple[int, ...], pod: PodInfo, snap: Snapshot, rows: Rows) -> IntArray:
         if len(rows) == 1:  # batching's rescore of one node: the scalar path
-            return np.array([self._score_one(state, snap, int(rows[0]))], dtype=np.int64)
+            return np.array([self.score_one(state, pod, snap, int(rows[0]))], dtype=np.int64)
         alloc, req = gather(snap, rows, self.args.resources, state, use_requested=False)
         strategy = self.args.strategy
         if strategy == LEAST_ALLOCATED:
@@ -342,9 +343,10 @@ class NodeResourcesFit:
             return most_allocated(alloc, req, self._weights)
         return requested_to_capacity_ratio(alloc, req, self._weights, self._shape_u, self._shape_s)
 
-    def _score_one(self, state: tuple[int, ...], snap: Snapshot, row: int) -> int:
+    def score_one(self, state: tuple[int, ...], pod: PodInfo, snap: Snapshot, row: int) -> int:
+        """score for one row in scalar arithmetic (batching's rescore path)."""
         alloc, req = gather_one(snap, row, self.args.resources, state, use_requested=False)
-        weights = [r.weight for r in self.args.resources]
+        weights = self._weight_list
         strategy = self.args.strategy
         if strategy == LEAST_ALLOCATED:
             return least_allocated_one(alloc, req, weights)

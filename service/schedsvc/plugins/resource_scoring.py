@@ -340,6 +340,11 @@ def gather_one(
     use_requested: bool,
 ) -> tuple[list[int], list[int]]:
     """gather() for a single row: (allocatable, requested) per scored resource."""
+    # one row of each column block as Python ints: indexing numpy element by element costs more
+    allocatable = snap.allocatable[row].tolist()
+    requested = snap.requested[row].tolist()
+    nonzero = snap.nonzero_requested[row].tolist() if not use_requested else []
+    index = snap.resource_index
     alloc: list[int] = []
     req: list[int] = []
     for spec, pod_req in zip(specs, pod_requests, strict=True):
@@ -347,18 +352,15 @@ def gather_one(
         a = used = 0
         if name in (CPU, MEMORY):
             j = 0 if name == CPU else 1
-            a = int(snap.allocatable[row, j])
-            if use_requested:
-                used = int(snap.requested[row, snap.resource_index[name]])
-            else:
-                used = int(snap.nonzero_requested[row, j])
+            a = allocatable[j]
+            used = requested[index[name]] if use_requested else nonzero[j]
         elif name == EPHEMERAL_STORAGE:
-            col = snap.resource_index[EPHEMERAL_STORAGE]
-            a, used = int(snap.allocatable[row, col]), int(snap.requested[row, col])
+            col = index[EPHEMERAL_STORAGE]
+            a, used = allocatable[col], requested[col]
         elif is_scalar_resource_name(name) and pod_req != 0:
-            scol = snap.resource_index.get(name)
+            scol = index.get(name)
             if scol is not None:
-                a, used = int(snap.allocatable[row, scol]), int(snap.requested[row, scol])
+                a, used = allocatable[scol], requested[scol]
         alloc.append(a)
         req.append(used + pod_req if a != 0 else 0)
     return alloc, req
