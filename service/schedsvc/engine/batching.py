@@ -347,7 +347,7 @@ class BatchState:
         st = self._state
         assert st is not None
         key = row + _SPAN if row < st.start_row else row
-        pos = int(np.searchsorted(st.keys, key))
+        pos = int(st.keys.searchsorted(key))
         present = pos < len(st.rows) and int(st.rows[pos]) == row
         cached = present and bool(st.live[pos])
         # a cached row changed only in usage: it passed every static filter and keeps its
@@ -355,7 +355,7 @@ class BatchState:
         fits = self.fw.filter_one(cs, info, snap, row, dynamic_only=cached)
         if not fits:
             if cached:
-                self._kill(st, np.array([pos], dtype=np.intp))
+                self._kill_one(st, pos)
             return True
         if not self.rescore:
             return False
@@ -490,6 +490,21 @@ class BatchState:
         st.live[at] = False
         st.fixed[at] = _DEAD
         st.nlive -= len(at)
+
+    @staticmethod
+    def _kill_one(st: _Cached, pos: int) -> None:
+        """_kill for one position, in scalar arithmetic."""
+        for name, u in st.uniform.items():
+            if int(st.raw[name][pos]) != u[0]:
+                u[1] -= 1
+        ties = st.ties
+        if ties is not None and int(st.fixed[pos]) == st.best:
+            _discard(ties, pos)
+            if not ties:
+                st.ties = None
+        st.live[pos] = False
+        st.fixed[pos] = _DEAD
+        st.nlive -= 1
 
     @staticmethod
     def _compact(st: _Cached) -> None:

@@ -324,7 +324,7 @@ class Snapshot:
         row = self.index[node_name]
         if info is None or info.pod.uid != pod.uid:
             info = pod_info(pod)
-        else:
+        elif info.pod is not pod:
             info = info.for_pod(pod)
         rec = PodRecord(info=info, node_name=node_name, assumed=assumed)
         self._account(rec, row, +1)
