@@ -12,7 +12,13 @@ from schedsvc.config import load_config
 from schedsvc.v1 import schedule_pb2 as pb
 from schedsvc_client.load import RunOptions, main, run
 from schedsvc_client.progress import Progress
-from schedsvc_client.report import Collector, Report, data_items
+from schedsvc_client.report import (
+    Collector,
+    Report,
+    data_items,
+    median_report,
+    speedup_summary,
+)
 from schedsvc_client.workload import (
     CreateNodes,
     CreatePods,
@@ -106,6 +112,39 @@ def test_compare_runs_both_sides(tmp_path, capsys) -> None:
               if i["labels"]["Metric"] == "batch_hint_ratio"}
     assert ratios["a"]["Ratio"] == 0, "batching off must give no hints"
     assert ratios["b"]["Scheduled"] == 20
+
+
+def test_compare_repeats_rounds_in_alternating_order_and_reports_the_median(
+    tmp_path, capsys
+) -> None:
+    out = tmp_path / "cmp.json"
+    rc = main(["compare", "one-per-node", "--param", "nodes=10", "--param", "pods=10",
+               "--a", "--feature-gates OpportunisticBatching=false",
+               "--b", "--feature-gates OpportunisticBatching=true", "--repeat", "3",
+               "--json", str(out)])
+    assert rc == 0
+    text = capsys.readouterr().out
+    sides = [line.split()[2] for line in text.splitlines() if line.startswith("-- side")]
+    assert sides == ["a", "b", "b", "a", "a", "b"]
+    items = json.loads(out.read_text())["dataItems"]
+    tput = {(i["labels"]["Round"], i["labels"]["Side"]): i["data"]["Average"] for i in items
+            if i["labels"]["Metric"] == "SchedulingThroughput"}
+    assert len(tput) == 6
+    ratios = sorted(tput[(r, "b")] / tput[(r, "a")] for r in ("1", "2", "3"))
+    summary = next(i["data"] for i in items if i["labels"]["Metric"] == "compare_speedup")
+    assert summary == {"Median": ratios[1], "Min": ratios[0], "Max": ratios[2], "Rounds": 3.0}
+    assert f"median {ratios[1]:.2f}x" in text
+
+
+def test_median_report_and_speedup_of_an_even_number_of_rounds() -> None:
+    def rep(avg: float) -> Report:
+        r = Report(name="x")
+        r.throughput = {"average": avg}
+        return r
+
+    rounds = [{"a": rep(10), "b": rep(40)}, {"a": rep(20), "b": rep(100)}]
+    assert speedup_summary(rounds) == {"Median": 4.5, "Min": 4.0, "Max": 5.0, "Rounds": 2.0}
+    assert median_report([rep(3), rep(1), rep(2), rep(4)]).throughput["average"] == 2
 
 
 def test_replay_places_pending_pods_and_keeps_bound_ones(make_server, tmp_path, capsys) -> None:

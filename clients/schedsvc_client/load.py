@@ -31,7 +31,17 @@ from schedsvc.v1 import schedule_pb2_grpc as pb_grpc
 from .embedded import EmbeddedServer, ProcStats, noop_command, server_command
 from .kube import load_objects
 from .progress import Progress
-from .report import Collector, Report, format_compare, format_report, write_json, write_plot
+from .report import (
+    Collector,
+    Report,
+    format_compare,
+    format_report,
+    format_rounds,
+    median_report,
+    speedup_summary,
+    write_json,
+    write_plot,
+)
 from .workload import (
     Barrier,
     Churn,
@@ -390,6 +400,9 @@ def build_parser() -> argparse.ArgumentParser:
     cmp = p.add_argument_group("compare")
     cmp.add_argument("--a", default="", help="extra flags for side a (compare)")
     cmp.add_argument("--b", default="", help="extra flags for side b (compare)")
+    cmp.add_argument("--repeat", type=int, default=1,
+                     help="rounds of a and b, in alternating order (a b, b a, ...); the table "
+                          "shows each side's median round and the median of the rounds' b/a")
     return p
 
 
@@ -414,9 +427,11 @@ def _options(args: argparse.Namespace) -> RunOptions:
     )
 
 
-def _finish(args: argparse.Namespace, reports: list[Report]) -> None:
+def _finish(
+    args: argparse.Namespace, reports: list[Report], summary: dict[str, float] | None = None
+) -> None:
     if args.json:
-        write_json(args.json, reports)
+        write_json(args.json, reports, summary)
         print(f"wrote {args.json}")
     if args.plot:
         print(write_plot(args.plot, reports))
@@ -441,16 +456,31 @@ def _cmd_compare(argv: Sequence[str]) -> int:
     args = parser.parse_args(argv)
     if not args.a and not args.b:
         parser.error("compare needs --a and/or --b (extra flags for each side)")
-    reports = []
-    for side, extra in (("a", args.a), ("b", args.b)):
-        side_args = parser.parse_args([*argv, *shlex.split(extra)])
-        opts = _options(side_args)
-        opts.label = f"{opts.workload.name}/{opts.workload.size} [{side}]"
-        opts.extra = {"Side": side, "SideFlags": extra}
-        print(f"-- side {side}: {extra or '(no extra flags)'}", flush=True)
-        reports.append(run(opts))
-    print(format_compare(reports[0], reports[1], f"a: {args.a}", f"b: {args.b}"))
-    _finish(args, reports)
+    if args.repeat < 1:
+        parser.error("--repeat must be at least 1")
+    sides = (("a", args.a), ("b", args.b))
+    rounds: list[dict[str, Report]] = []
+    for i in range(args.repeat):
+        done: dict[str, Report] = {}
+        # alternate the order, so a drift in the machine's speed weighs on both sides alike
+        for side, extra in sides if i % 2 == 0 else sides[::-1]:
+            side_args = parser.parse_args([*argv, *shlex.split(extra)])
+            opts = _options(side_args)
+            opts.label = f"{opts.workload.name}/{opts.workload.size} [{side}]"
+            opts.extra = {"Side": side, "SideFlags": extra}
+            if args.repeat > 1:
+                opts.extra["Round"] = str(i + 1)
+            round_note = f" (round {i + 1}/{args.repeat})" if args.repeat > 1 else ""
+            print(f"-- side {side}{round_note}: {extra or '(no extra flags)'}", flush=True)
+            done[side] = run(opts)
+        rounds.append(done)
+    a = median_report([r["a"] for r in rounds])
+    b = median_report([r["b"] for r in rounds])
+    print(format_compare(a, b, f"a: {args.a}", f"b: {args.b}"))
+    summary = speedup_summary(rounds)
+    if args.repeat > 1:
+        print(format_rounds(rounds, summary))
+    _finish(args, [r[s] for r in rounds for s in ("a", "b")], summary)
     return 0
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import threading
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -236,15 +236,53 @@ def format_compare(a: Report, b: Report, label_a: str, label_b: str) -> str:
     return "\n".join(lines)
 
 
+def median_report(reports: Sequence[Report]) -> Report:
+    """The report of median throughput (the lower middle one of an even count)."""
+    ranked = sorted(reports, key=lambda r: r.throughput.get("average", 0.0))
+    return ranked[(len(ranked) - 1) // 2]
+
+
+def speedup_summary(rounds: Sequence[Mapping[str, Report]]) -> dict[str, float]:
+    """b/a pods/s of each round of a compare: median, min, max, and how many rounds."""
+    ratios = sorted(
+        r["b"].throughput.get("average", 0.0) / a
+        for r in rounds
+        if (a := r["a"].throughput.get("average", 0.0))
+    )
+    if not ratios:
+        return {"Median": 0.0, "Min": 0.0, "Max": 0.0, "Rounds": float(len(rounds))}
+    n = len(ratios)
+    mid = ratios[n // 2] if n % 2 else (ratios[n // 2 - 1] + ratios[n // 2]) / 2
+    return {"Median": mid, "Min": ratios[0], "Max": ratios[-1], "Rounds": float(len(rounds))}
+
+
+def format_rounds(rounds: Sequence[Mapping[str, Report]], summary: Mapping[str, float]) -> str:
+    lines = ["rounds (pods/s average):"]
+    for i, r in enumerate(rounds, 1):
+        a, b = r["a"].throughput.get("average", 0.0), r["b"].throughput.get("average", 0.0)
+        lines.append(f"  {i}: a {a:.0f}  b {b:.0f}  b/a {_ratio(b, a)}")
+    lines.append(
+        f"b/a over {int(summary['Rounds'])} rounds: median {summary['Median']:.2f}x "
+        f"(min {summary['Min']:.2f}x, max {summary['Max']:.2f}x)"
+    )
+    return "\n".join(lines)
+
+
 def _ratio(b: float | int | None, a: float | int | None) -> str:
     if a is None or b is None or not a:
         return "n/a"
     return f"{b / a:.2f}x"
 
 
-def data_items(reports: Sequence[Report]) -> dict[str, Any]:
-    """perf-dash's DataItems: one item per metric, labelled with the workload's name."""
+def data_items(
+    reports: Sequence[Report], summary: Mapping[str, float] | None = None
+) -> dict[str, Any]:
+    """perf-dash's DataItems: one item per metric, labelled with the workload's name (and, for
+    a compare, its side and round); `summary` adds a compare's b/a over its rounds."""
     items: list[dict[str, Any]] = []
+    if summary is not None and reports:
+        items.append({"data": dict(summary), "unit": "x",
+                      "labels": {"Metric": "compare_speedup", "Name": reports[0].name}})
     for r in reports:
         def item(metric: str, data: dict[str, float], unit: str, r: Report = r) -> None:
             labels = {"Metric": metric, "Name": r.name}
@@ -273,9 +311,11 @@ def data_items(reports: Sequence[Report]) -> dict[str, Any]:
     return {"version": "v1", "dataItems": items}
 
 
-def write_json(path: str, reports: Sequence[Report]) -> None:
+def write_json(
+    path: str, reports: Sequence[Report], summary: Mapping[str, float] | None = None
+) -> None:
     with open(path, "w", encoding="utf-8") as f:
-        json.dump(data_items(reports), f, indent=2)
+        json.dump(data_items(reports, summary), f, indent=2)
         f.write("\n")
 
 
