@@ -94,7 +94,8 @@ def scenarios(draw: st.DrawFn) -> tuple[list[Any], list[Step]]:
                 bound.append(b)
                 steps.append(Step("bind", b))
             elif kind == "bind_anti":  # invalidates the CycleState a run of app=web pods keeps
-                b = make_pod(f"b{uid}", {"cpu": 100, "affinity": ANTI_WEB})
+                b = make_pod(f"b{uid}", {"cpu": 100, "affinity": ANTI_WEB,
+                                         "node_name": victim.name})
                 uid += 1
                 bound.append(b)
                 steps.append(Step("bind", b))

@@ -1,8 +1,8 @@
 """Review of the batching hot path (shape tokens, run memo, tombstones, uniform sums, kept ties).
 
 Each test compares batching on and off (percentageOfNodesToScore 100, fixed seed): placements,
-outcomes and scores must be equal. Tests marked FAILS reproduce a divergence or a crash found
-by the review; tests marked PASSES cover a path the other tests do not reach.
+outcomes and scores must be equal. The first group reproduces divergences and a crash a review
+found (fixed with them); the second covers paths the other tests do not reach.
 """
 
 from __future__ import annotations
@@ -41,11 +41,11 @@ def zones() -> list[Any]:
     ]
 
 
-# ---- FAILS: divergences and crashes ----------------------------------------------------------
+# ---- regressions: divergences and a crash the review found ------------------------------------
 
 
 def test_a_node_change_that_ends_a_preferred_term_does_not_crash_the_hint() -> None:
-    """FAILS (KeyError: 'InterPodAffinity', a regression of this change).
+    """Regression (KeyError: 'InterPodAffinity', from the tombstone change).
 
     x's preferred anti-affinity makes InterPodAffinity score the first cycle. n2 (tainted, not
     cached) loses its taint and its zone: x's term has no topology value left, so the rescore
@@ -66,7 +66,7 @@ def test_a_node_change_that_ends_a_preferred_term_does_not_crash_the_hint() -> N
 
 
 def test_removing_the_node_of_a_pod_with_required_anti_affinity_frees_its_zone() -> None:
-    """FAILS (placement). x on n0 keeps app=web pods out of zone a, so the cache holds n1 and
+    """Regression (placement). x on n0 keeps app=web pods out of zone a, so the cache holds n1 and
     n3 only. Removing n0 removes x with it: n2 fits now, empty, and a full cycle picks it;
     the hint never re-filters n2. The flush for pods with terms covers remove_pods and
     upsert_pods, not the pods a remove_nodes drops (scheduler.py, Cluster.update)."""
@@ -81,7 +81,7 @@ def test_removing_the_node_of_a_pod_with_required_anti_affinity_frees_its_zone()
 
 
 def test_relabelling_the_node_of_a_pod_with_required_anti_affinity_frees_its_zone() -> None:
-    """FAILS (placement). As above, but n0 moves to zone d: x's term now reaches zone d, and
+    """Regression (placement). As above, but n0 moves to zone d: x's term now reaches zone d, and
     n2 (zone a) fits; only n0's own row is re-evaluated."""
     for seed in range(3):
         both([
@@ -94,7 +94,7 @@ def test_relabelling_the_node_of_a_pod_with_required_anti_affinity_frees_its_zon
 
 
 def test_a_dry_run_of_a_nominated_pod_is_not_hinted_from_a_cache_its_nomination_shaped() -> None:
-    """FAILS (placement; predates this change). N's nomination fills n1 (pods: 1) for a0, so
+    """Regression (placement; predates this change). N's nomination fills n1 (pods: 1) for a0, so
     the cache lacks n1. A dry run of N itself (same shape) ignores its own nomination, so a
     full cycle picks the big empty n1; only a real run of N flushes the batch state."""
     for seed in range(3):
@@ -108,7 +108,7 @@ def test_a_dry_run_of_a_nominated_pod_is_not_hinted_from_a_cache_its_nomination_
 
 
 def test_a_higher_priority_pod_is_not_hinted_from_a_cache_a_nomination_shaped() -> None:
-    """FAILS (placement; predates this change). N (priority 10) nominated on n1 counts for a0
+    """Regression (placement; predates this change). N (priority 10) nominated on n1 counts for a0
     (priority 0), so a0's cycle caches n0, n2, n3. b0 (priority 20, equal signature: priority
     is not signed) does not count N, so nothing suppresses its hint, yet n1 fits it and wins
     a full cycle. A cycle that ran the nominated two-pass should not be stored."""
@@ -123,7 +123,7 @@ def test_a_higher_priority_pod_is_not_hinted_from_a_cache_a_nomination_shaped() 
 
 
 def test_hinted_pods_keep_the_visiting_start_a_full_cycle_would() -> None:
-    """FAILS (placement; predates this change). The narrowed pod moves next_start_index to 5.
+    """Regression (placement; predates this change). The narrowed pod moves next_start_index to 5.
     With n5 removed a full cycle wraps it to 5 % 5 = 0; a hint leaves it at 5. Once n5 is back,
     hints rotate the cache to start at row 5, full cycles at row 0: equal scores are then
     drawn in another order."""
@@ -141,7 +141,7 @@ def test_hinted_pods_keep_the_visiting_start_a_full_cycle_would() -> None:
 
 
 def test_rows_that_fit_again_on_both_sides_of_the_wrap_keep_the_visiting_order() -> None:
-    """FAILS (placement and score; predates this change). z moves the visiting start to row 3,
+    """Regression (placement and score; predates this change). z moves the visiting start to row 3,
     so the cache holds rows 3 4 1 2 (0 and 5 are full). Freeing 0 and 5 inserts both at the
     same place, in row order (0 before 5) rather than visiting order (5 before 0): ties are
     drawn in another order, and the unsorted keys then make _recheck_last miss row 5 and
@@ -160,11 +160,11 @@ def test_rows_that_fit_again_on_both_sides_of_the_wrap_keep_the_visiting_order()
         ], seed=seed)
 
 
-# ---- PASSES: paths the other tests do not reach ----------------------------------------------
+# ---- paths the other tests do not reach ---------------------------------------------------------
 
 
 def test_renormalizing_picks_skip_the_tombstones_of_filled_nodes() -> None:
-    """PASSES. Pods with preferred anti-affinity bound before the run keep InterPodAffinity
+    """Pods with preferred anti-affinity bound before the run keep InterPodAffinity
     in the scores (st.dense): every pick renormalizes, over a cache whose filled nodes are
     tombstones (killed by _kill_one), compacted at the pick and by the threshold."""
     cluster = [node(f"n{i}", cpu=1000, labels={"zone": "abc"[i % 3]}) for i in range(9)]
@@ -206,7 +206,7 @@ def play_config(cfg: dict[str, Any], steps: list[Step], batching: bool, seed: in
 
 
 def test_a_profile_without_identity_scores_picks_by_the_uniform_constant_alone() -> None:
-    """PASSES. With NodeResourcesFit, BalancedAllocation and ImageLocality not scoring, no
+    """With NodeResourcesFit, BalancedAllocation and ImageLocality not scoring, no
     plugin feeds the `fixed` sums (the zeros path of _fixed): every live row ties until the
     PreferNoSchedule taints make TaintToleration (weight 3) non-uniform over the live rows."""
     cfg = {
@@ -236,7 +236,7 @@ def test_a_profile_without_identity_scores_picks_by_the_uniform_constant_alone()
 
 
 def test_one_shape_token_across_two_profiles() -> None:
-    """PASSES. Pods sharing a shape token but not a profile: the PodInfo is reused across the
+    """Pods sharing a shape token but not a profile: the PodInfo is reused across the
     profiles (Cluster._last_info) while each profile's batch state signs the pod itself."""
     token = object()
 

@@ -533,7 +533,9 @@ class BatchState:
 
     def _upsert(self, st: _Cached, rows: Rows, raw: dict[str, IntArray]) -> None:
         """Set the raw scores of `rows` (which fit), reviving tombstones and inserting rows not
-        cached at their visiting place. A row not live must come with every plugin's score."""
+        cached at their visiting place. A row not live comes with every plugin's score but those
+        whose PreScore skipped it: such a plugin's inputs changed for every node (a node change),
+        so a full rescore follows, and 0 holds the place until then."""
         pos, present = _positions(st, rows)
         st.ties = None
         if present.any():
@@ -552,20 +554,27 @@ class BatchState:
             st.fixed[at] = self._fixed(st, at)
             st.nlive += int(np.count_nonzero(~was_live))
             st.live[at] = True
-        new_rows = ~present
-        if not new_rows.any():
+        if present.all():
             return
-        where = pos[new_rows]
-        count = int(new_rows.sum())
-        st.rows = np.insert(st.rows, where, rows[new_rows])
-        st.keys = np.insert(st.keys, where, _rotated(rows[new_rows], st.start_row))
+        # in visiting order: rows on both sides of the wrap can share an insertion point, and
+        # np.insert keeps the order it is given there
+        new = np.flatnonzero(~present)
+        keys = _rotated(rows[new], st.start_row)
+        order = np.argsort(keys, kind="stable")
+        new, keys = new[order], keys[order]
+        where = pos[new]
+        count = len(new)
+        zeros = np.zeros(count, dtype=np.int64)
+        values = {name: raw[name][new] if name in raw else zeros for name in st.raw}
+        st.rows = np.insert(st.rows, where, rows[new])
+        st.keys = np.insert(st.keys, where, keys)
         st.live = np.insert(st.live, where, True)
-        st.raw = {name: np.insert(arr, where, raw[name][new_rows]) for name, arr in st.raw.items()}
+        st.raw = {name: np.insert(arr, where, values[name]) for name, arr in st.raw.items()}
         for name, u in st.uniform.items():
-            u[1] += int(np.count_nonzero(raw[name][new_rows] != u[0]))
+            u[1] += int(np.count_nonzero(values[name] != u[0]))
         added = np.zeros(count, dtype=np.int64)
         for name, weight in st.identity:
-            added += raw[name][new_rows] * weight
+            added += values[name] * weight
         st.fixed = np.insert(st.fixed, where, added)
         st.nlive += count
 

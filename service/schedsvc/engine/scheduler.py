@@ -116,6 +116,14 @@ def _has_pod_terms(pod: Pod) -> bool:
     )
 
 
+def _holds_pod_terms(snap: Snapshot, node_name: str) -> bool:
+    """Whether a pod on the node has inter-pod (anti-)affinity terms."""
+    row = snap.index.get(node_name)
+    return row is not None and any(
+        _has_pod_terms(rec.pod) for rec in snap.pods_on_row[row].values()
+    )
+
+
 class Cluster:
     """A named cluster's snapshot and the scheduling state kube keeps beside its cache."""
 
@@ -154,10 +162,14 @@ class Cluster:
             if upd.replace:
                 snap = Snapshot()
             for name in upd.remove_nodes:
+                if dirty is not None and _holds_pod_terms(snap, name):
+                    dirty = None  # the pods it drops had terms reaching their whole domains
                 snap.remove_node(name)
             for ns in upd.upsert_namespaces:
                 snap.upsert_namespace(ns)
             for node in upd.upsert_nodes:
+                if dirty is not None and _holds_pod_terms(snap, node.name):
+                    dirty = None  # its labels place those terms' domains
                 snap.upsert_node(node)
                 if dirty is not None:
                     dirty.add(snap.index[node.name])
@@ -292,7 +304,11 @@ class Cluster:
             for b in self.batches.values():
                 b.on_snapshot_change(None)
         order = snap.order
-        start_row = int(order[self.next_start_index % len(order)]) if len(order) else 0
+        if len(order):
+            # a full cycle leaves the index wrapped to the node count (at pct 100 it advances by
+            # every node); a hint, standing in for one, must too
+            self.next_start_index %= len(order)
+        start_row = int(order[self.next_start_index]) if len(order) else 0
         nominated = self._nominated_pods(info)
         # nominated pods change feasibility through a second pass the cache does not model
         hint = (
@@ -373,12 +389,14 @@ class Cluster:
         ties = np.flatnonzero(totals == best)
         pick = int(ties[self.rng.integers(len(ties))]) if len(ties) > 1 else int(ties[0])
         chosen = int(feasible[pick])
-        if cs.allowed is None:
+        if cs.allowed is None and nominated is None:
             batch.store(
                 info, cycle, chosen, snap.node(chosen).name, feasible, sr, start_row, cs,
                 snap.generation,
             )
-        else:  # narrowed pods visit a rotation of their own: not batched
+        else:
+            # narrowed pods visit a rotation of their own; nominated pods counted for this pod
+            # (by its priority) may not count for the next one: neither cycle serves a hint
             batch.store_unbatchable(cycle, chosen, snap.node(chosen).name)
         return self._place(
             pod, fw, cycle, chosen, best, fo.processed, len(feasible), dry_run, started, info
