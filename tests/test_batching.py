@@ -170,6 +170,41 @@ def test_with_rescore_a_node_with_room_left_is_rescored_and_batching_goes_on() -
     assert flushes(reg, "node_not_full") == 0
 
 
+def test_under_sampling_a_node_with_room_left_flushes_node_not_full_as_kube_does() -> None:
+    """A cycle cut short by percentageOfNodesToScore caches a sample, not every feasible node:
+    rescoring within it would pack the sample while a full cycle samples the next nodes, so
+    the rescore path stands down and the placements are the full cycles' own."""
+    cfg = parse_config({"percentageOfNodesToScore": 10,
+                        "profiles": [{"schedulerName": "default-scheduler"}]})
+    placed = {}
+    for batching in (False, True):
+        reg = CollectorRegistry()
+        engine = Engine(cfg, seed=3, batching_enabled=batching, observer=PrometheusObserver(reg))
+        c = engine.cluster("t")
+        # 250 nodes: kube's floor of 100 nodes to find is 40% of them, so cycles are cut short
+        c.update(SnapshotUpdate(upsert_nodes=[node(f"n{i}") for i in range(250)]))
+        out, _ = c.schedule([small(f"p{i}") for i in range(30)])
+        assert not any(p.batched for p in out)
+        placed[batching] = [p.node_name for p in out]
+        if batching:
+            assert flushes(reg, "node_not_full") == 29
+        engine.close()
+    assert placed[True] == placed[False]
+    assert len(set(placed[True])) == 30  # spread over the cluster, one pod per node
+
+
+def test_under_sampling_pods_that_fill_their_node_are_still_hinted_from_the_sample() -> None:
+    cfg = parse_config({"percentageOfNodesToScore": 10,
+                        "profiles": [{"schedulerName": "default-scheduler"}]})
+    engine = Engine(cfg, seed=3)
+    c = engine.cluster("t")
+    c.update(SnapshotUpdate(upsert_nodes=[node(f"n{i}", cpu=1000) for i in range(250)]))
+    out, _ = c.schedule([small(f"p{i}", cpu=800) for i in range(30)])
+    assert [p.batched for p in out] == [False] + [True] * 29
+    assert len({p.node_name for p in out}) == 30
+    engine.close()
+
+
 def test_one_per_node_pods_exhaust_the_list_and_flush_empty_list() -> None:
     c, reg, _ = setup(n_nodes=3, cpu=1000)
     out, _ = c.schedule([small(f"p{i}", cpu=800) for i in range(4)])

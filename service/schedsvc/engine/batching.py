@@ -65,6 +65,9 @@ class _Cached:
     created: float
     start_row: int  # first row the full cycle visited: the visiting order is rows rotated there
     full_rescore: bool = False  # soft spreading: every cached row is rescored before a hint
+    # the full cycle visited every node, so the rows are every feasible node, not a sample:
+    # only then does the rescore path pick what a full cycle would
+    complete: bool = True
     keys: Rows = field(default_factory=lambda: np.zeros(0, dtype=np.intp))  # rotated rows
     live: BoolArray = field(default_factory=lambda: np.zeros(0, dtype=np.bool_))
     nlive: int = 0
@@ -343,7 +346,7 @@ class BatchState:
     def _recheck_last(self, info: PodInfo, snap: Snapshot, cs: CycleState, row: int) -> bool:
         """The rescore path when only the last chosen row changed (it holds the last pod):
         drop it if it no longer fits, else rescore it. False when it still fits but rescoring
-        is off (kube's node_not_full)."""
+        is off, or the cache holds a sample (kube's node_not_full)."""
         st = self._state
         assert st is not None
         key = row + _SPAN if row < st.start_row else row
@@ -357,7 +360,7 @@ class BatchState:
             if cached:
                 self._kill_one(st, pos)
             return True
-        if not self.rescore:
+        if not (self.rescore and st.complete):
             return False
         if st.full_rescore:
             return True  # every cached row is rescored next anyway
@@ -427,7 +430,7 @@ class BatchState:
                 feasible[part] = self.fw.run_filter(
                     cs, info, snap, rows[part], dynamic_only=dyn, diagnose=False
                 ).feasible
-        if not self.rescore and bool(feasible[rows == row].any()):
+        if not (self.rescore and st.complete) and bool(feasible[rows == row].any()):
             return False
         out = pos[cached & ~feasible]
         if len(out):
@@ -617,10 +620,11 @@ class BatchState:
 
     def store(
         self, info: PodInfo, cycle: int, row: int, name: str, feasible: Rows, sr: ScoreResult,
-        start_row: int, cs: CycleState, generation: int,
+        start_row: int, cs: CycleState, generation: int, complete: bool = True,
     ) -> None:
         """After a full, scored cycle: keep its feasible rows and raw scores for the next pod,
-        and its CycleState (PreFilter ran at snapshot `generation`)."""
+        and its CycleState (PreFilter ran at snapshot `generation`). `complete`: the cycle
+        visited every node (no percentageOfNodesToScore cut), so `feasible` is all of them."""
         if not self.enabled:
             return
         started = time.perf_counter()
@@ -647,6 +651,7 @@ class BatchState:
             created=self.clock(),
             start_row=start_row,
             full_rescore=full,
+            complete=complete,
             keys=_rotated(feasible, start_row),
             live=np.ones(n, dtype=np.bool_),
             nlive=n,

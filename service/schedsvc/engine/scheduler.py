@@ -392,7 +392,7 @@ class Cluster:
         if cs.allowed is None and nominated is None:
             batch.store(
                 info, cycle, chosen, snap.node(chosen).name, feasible, sr, start_row, cs,
-                snap.generation,
+                snap.generation, complete=fo.processed >= num_all,
             )
         else:
             # narrowed pods visit a rotation of their own; nominated pods counted for this pod
