@@ -21,6 +21,7 @@ from ..errors import FailedPrecondition, InvalidArgument
 from ..framework import Rows
 from ..model import Namespace, Node, Outcome, Pod, with_node
 from ..plugins.registry import Registry, in_tree_registry
+from .affinity_index import pod_has_pod_affinity
 from .batching import BatchState, HintResult
 from .filtering import (
     Diagnosis,
@@ -103,17 +104,9 @@ class Explanation:
     message: str
 
 
-def _has_pod_terms(pod: Pod) -> bool:
-    """Whether the pod has inter-pod (anti-)affinity terms: placed, they change other pods'
-    filters and scores on every node of a topology domain, not only on its own node."""
-    a = pod.affinity
-    return a is not None and bool(
-        (a.pod_affinity is not None and (a.pod_affinity.required or a.pod_affinity.preferred))
-        or (
-            a.pod_anti_affinity is not None
-            and (a.pod_anti_affinity.required or a.pod_anti_affinity.preferred)
-        )
-    )
+# A pod with inter-pod (anti-)affinity: placed, its terms change other pods' filters and scores
+# on every node of a topology domain, not only on its own node.
+_has_pod_terms = pod_has_pod_affinity
 
 
 def _holds_pod_terms(snap: Snapshot, node_name: str) -> bool:
