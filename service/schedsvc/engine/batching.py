@@ -9,7 +9,13 @@ Only rows whose node or pods changed can change their verdict for a signable pod
 filters and scores read its own node only). Those rows are re-evaluated before each hint: the
 last chosen node (the rescore path), and every row an UpdateSnapshot touched (churn), which is
 re-filtered, rescored, and inserted at its visiting-order place if it became feasible. So with
-percentageOfNodesToScore 100 a hint equals the full cycle's choice.
+percentageOfNodesToScore 100 a hint equals the full cycle's choice. (Changes that reach other
+nodes flush instead: namespaces, nominations, pods with inter-pod terms; see Cluster.update.)
+
+A hint must cost little next to a full cycle, so a run of equal pods does per pod only what
+changed: the run keeps its CycleState and PreScore (_RunMemo), a node that stops fitting is
+tombstoned, uniform normalizations are one constant, and the best score and its ties are kept
+from one pick to the next.
 """
 
 from __future__ import annotations
