@@ -3,6 +3,7 @@ rounds each, so one slow moment of a shared machine does not decide a ratio."""
 
 from __future__ import annotations
 
+import statistics
 from typing import Any
 
 from _common import OFF, ON, PCT100, command, load, table, verdict
@@ -31,11 +32,6 @@ def _side(doc: dict[str, Any], side: str, metric: str) -> list[dict[str, float]]
             if i["labels"].get("Side") == side and i["labels"]["Metric"] == metric]
 
 
-def _median(values: list[float]) -> float:
-    s = sorted(values)
-    return s[len(s) // 2] if len(s) % 2 else (s[len(s) // 2 - 1] + s[len(s) // 2]) / 2
-
-
 def run() -> str:
     out = [
         "## (b) Batching off vs on (compare), percentageOfNodesToScore 100",
@@ -56,8 +52,10 @@ def run() -> str:
             doc, _ = load(args)
             speed = next(i["data"] for i in doc["dataItems"]
                          if i["labels"]["Metric"] == "compare_speedup")
-            tput_a = _median([d["Average"] for d in _side(doc, "a", "SchedulingThroughput")])
-            tput_b = _median([d["Average"] for d in _side(doc, "b", "SchedulingThroughput")])
+            tput_a, tput_b = (
+                statistics.median(d["Average"] for d in _side(doc, s, "SchedulingThroughput"))
+                for s in ("a", "b")
+            )
             hint = min(d["Ratio"] for d in _side(doc, "b", "batch_hint_ratio"))
             hint_off = max(d["Ratio"] for d in _side(doc, "a", "batch_hint_ratio"))
             unsched = max(d["Unschedulable"] for d in _side(doc, "b", "pods"))

@@ -10,6 +10,7 @@ decided pods counted per one-second window of the measured phase.
 from __future__ import annotations
 
 import json
+import statistics
 import threading
 from collections import Counter
 from collections.abc import Mapping, Sequence
@@ -251,9 +252,8 @@ def speedup_summary(rounds: Sequence[Mapping[str, Report]]) -> dict[str, float]:
     )
     if not ratios:
         return {"Median": 0.0, "Min": 0.0, "Max": 0.0, "Rounds": float(len(rounds))}
-    n = len(ratios)
-    mid = ratios[n // 2] if n % 2 else (ratios[n // 2 - 1] + ratios[n // 2]) / 2
-    return {"Median": mid, "Min": ratios[0], "Max": ratios[-1], "Rounds": float(len(rounds))}
+    return {"Median": statistics.median(ratios), "Min": ratios[0], "Max": ratios[-1],
+            "Rounds": float(len(rounds))}
 
 
 def format_rounds(rounds: Sequence[Mapping[str, Report]], summary: Mapping[str, float]) -> str:

@@ -164,6 +164,18 @@ def _counted_responses(
         call.done(context, None)
 
 
+def _answered(call: _Call, context: grpc.ServicerContext, handle: Callable[[], Any]) -> Any:
+    """Run a handler with one response: the call ends with its status, the response counted."""
+    try:
+        resp = handle()
+    except BaseException as exc:
+        call.done(context, exc)
+        raise
+    call.done(context, None)
+    call.m.sent.labels(*call.labels).inc()
+    return resp
+
+
 def _wrap_unary_unary(
     h: grpc.RpcMethodHandler, m: _Metrics, labels: tuple[str, str, str]
 ) -> grpc.RpcMethodHandler:
@@ -172,14 +184,7 @@ def _wrap_unary_unary(
     def behavior(request: Any, context: grpc.ServicerContext) -> Any:
         call = _Call(m, labels)
         m.received.labels(*labels).inc()
-        try:
-            resp = inner(request, context)
-        except BaseException as exc:
-            call.done(context, exc)
-            raise
-        call.done(context, None)
-        m.sent.labels(*labels).inc()
-        return resp
+        return _answered(call, context, lambda: inner(request, context))
 
     return grpc.unary_unary_rpc_method_handler(
         behavior, h.request_deserializer, h.response_serializer
@@ -208,14 +213,7 @@ def _wrap_stream_unary(
 
     def behavior(requests: Iterator[Any], context: grpc.ServicerContext) -> Any:
         call = _Call(m, labels)
-        try:
-            resp = inner(_counted_requests(requests, call), context)
-        except BaseException as exc:
-            call.done(context, exc)
-            raise
-        call.done(context, None)
-        m.sent.labels(*labels).inc()
-        return resp
+        return _answered(call, context, lambda: inner(_counted_requests(requests, call), context))
 
     return grpc.stream_unary_rpc_method_handler(
         behavior, h.request_deserializer, h.response_serializer
