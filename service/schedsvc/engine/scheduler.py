@@ -104,16 +104,12 @@ class Explanation:
     message: str
 
 
-# A pod with inter-pod (anti-)affinity: placed, its terms change other pods' filters and scores
-# on every node of a topology domain, not only on its own node.
-_has_pod_terms = pod_has_pod_affinity
-
-
 def _holds_pod_terms(snap: Snapshot, node_name: str) -> bool:
-    """Whether a pod on the node has inter-pod (anti-)affinity terms."""
+    """Whether a pod on the node has inter-pod (anti-)affinity. Such a pod's terms change other
+    pods' filters and scores on every node of a topology domain, not only on its own node."""
     row = snap.index.get(node_name)
     return row is not None and any(
-        _has_pod_terms(rec.pod) for rec in snap.pods_on_row[row].values()
+        pod_has_pod_affinity(rec.pod) for rec in snap.pods_on_row[row].values()
     )
 
 
@@ -170,7 +166,7 @@ class Cluster:
             for uid in upd.remove_pods:
                 rec = snap.remove_pod(uid)
                 if rec is not None and dirty is not None:
-                    if _has_pod_terms(rec.pod):
+                    if pod_has_pod_affinity(rec.pod):
                         dirty = None  # its terms reach every node of their topology domains
                     elif rec.node_name and rec.node_name in snap.index:
                         dirty.add(snap.index[rec.node_name])
@@ -180,7 +176,7 @@ class Cluster:
                 if pod.uid in snap.nominated:
                     dirty = None  # a nomination goes away: other pods' filters may change
                 old = snap.pods.get(pod.uid)
-                if _has_pod_terms(pod) or (old is not None and _has_pod_terms(old.pod)):
+                if pod_has_pod_affinity(pod) or (old is not None and pod_has_pod_affinity(old.pod)):
                     dirty = None  # its terms reach every node of their topology domains
                 if old is not None and dirty is not None:
                     dirty.add(snap.index[old.node_name])  # a pod that moves frees its old node
