@@ -187,6 +187,23 @@ def test_workload_templates_expand() -> None:
     assert len({p.uid for p in pods}) == 30
 
 
+def test_deployment_pods_get_the_default_selector_of_their_replicaset_and_service() -> None:
+    w = load_workload("deployments", "small", {**TINY, "pods": "12"})
+    measured = next(op for op in w.ops if isinstance(op, CreatePods) and op.collect_metrics)
+    assert len(measured.templates) == 10
+    pods = list(measured.pods(1))
+    # runs of 50 pods: the first 12 pods all belong to Deployment 0
+    assert {p.labels["app"] for p in pods} == {"web-0"}
+    for tpl in measured.templates[:3]:
+        app, pod_hash = tpl.labels["app"], tpl.labels["pod-template-hash"]
+        # kube's DefaultSelector: the Service's selector (app) and the controller
+        # ReplicaSet's (app + pod-template-hash), merged
+        assert dict(tpl.default_selector.match_labels) == {
+            "app": app, "pod-template-hash": pod_hash}
+        assert not tpl.default_selector.match_expressions
+    assert len({t.labels["pod-template-hash"] for t in measured.templates}) == 10
+
+
 def test_unknown_parameter_and_size_are_errors(tmp_path) -> None:
     f = tmp_path / "w.yaml"
     f.write_text("name: X\nworkloadTemplate:\n- {opcode: createNodes, countParam: $missing}\n")

@@ -15,10 +15,18 @@ Any string value that is exactly `$name` is replaced by that parameter, so sizes
 without copying the ops. Pod templates are Kubernetes Pod objects (converted once by kube.py,
 then copied per pod); node templates are `{labels, allocatable, taints, unschedulable, images}`.
 `{{index}}` (and `{{zone}}` for nodes) in names and label values are substituted per object.
+
+`createPods` with `deployments: K` stamps the template into K Deployments, as a cluster holds
+them: Deployment k's pods carry the template's labels (`{{deployment}}` replaced by k) plus a
+`pod-template-hash`, and are owned by its ReplicaSet, which a Service selects too. The pods'
+`default_selector` comes from those objects through kube.py's DefaultSelector, so
+PodTopologySpread's system default constraints apply to them as kube applies them to
+Deployment pods. With `runLength`, the Deployments take turns in runs.
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
@@ -29,7 +37,7 @@ import yaml
 
 from schedsvc.v1 import schedule_pb2 as pb
 
-from .kube import node_from_kube, pod_from_kube
+from .kube import default_selector_for, node_from_kube, pod_from_kube
 
 __all__ = [
     "WorkloadError",
@@ -194,15 +202,22 @@ def _node_template(raw: Any, where: str) -> pb.Node:
         raise WorkloadError(str(exc)) from None
 
 
-def _pod_template(raw: Any, where: str, namespace: str, scheduler_name: str) -> pb.Pod:
+def _pod_template(
+    raw: Any, where: str, namespace: str, scheduler_name: str,
+    objects: list[dict[str, Any]] | None = None,
+) -> pb.Pod:
+    """A template pod; `objects` (Services, ReplicaSets) give it its default_selector."""
     if not isinstance(raw, Mapping):
         raise WorkloadError(f"{where}: expected a Kubernetes Pod object")
     obj = dict(raw)
     meta = dict(obj.get("metadata") or {})
     meta.setdefault("name", "template")
+    if namespace:
+        meta["namespace"] = namespace
     obj["metadata"] = meta
     try:
-        pod = pod_from_kube(obj, where)
+        selector = default_selector_for(obj, objects) if objects else None
+        pod = pod_from_kube(obj, where, default_selector=selector)
     except ValueError as exc:
         raise WorkloadError(str(exc)) from None
     if namespace:
@@ -210,6 +225,38 @@ def _pod_template(raw: Any, where: str, namespace: str, scheduler_name: str) -> 
     if scheduler_name:
         pod.scheduler_name = scheduler_name
     return pod
+
+
+def _deployment(
+    raw: Any, k: int, where: str, namespace: str, scheduler_name: str
+) -> pb.Pod:
+    """Deployment `k` of a template: labels with `{{deployment}}` replaced and a
+    pod-template-hash, owned by a ReplicaSet that, with a Service, selects them."""
+    if not isinstance(raw, Mapping):
+        raise WorkloadError(f"{where}: expected a Kubernetes Pod object")
+    meta = dict(raw.get("metadata") or {})
+    labels = {
+        str(key): str(v).replace("{{deployment}}", str(k))
+        for key, v in (meta.get("labels") or {}).items()
+    }
+    if not labels:
+        raise WorkloadError(f"{where}.metadata.labels: a Deployment template needs labels")
+    app = labels.get("app", f"deployment-{k}")
+    pod_hash = hashlib.sha256(f"{app}/{k}".encode()).hexdigest()[:10]
+    rs_name = f"{app}-{pod_hash}"
+    ns = namespace or "default"
+    meta["labels"] = {**labels, "pod-template-hash": pod_hash}
+    meta["ownerReferences"] = [
+        {"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": rs_name, "controller": True}
+    ]
+    objects: list[dict[str, Any]] = [
+        {"apiVersion": "apps/v1", "kind": "ReplicaSet",
+         "metadata": {"name": rs_name, "namespace": ns},
+         "spec": {"selector": {"matchLabels": dict(meta["labels"])}}},
+        {"apiVersion": "v1", "kind": "Service", "metadata": {"name": app, "namespace": ns},
+         "spec": {"selector": labels}},
+    ]
+    return _pod_template({**raw, "metadata": meta}, where, namespace, scheduler_name, objects)
 
 
 def _parse_op(raw: Any, where: str) -> Op:
@@ -234,9 +281,18 @@ def _parse_op(raw: Any, where: str) -> Op:
             raws = [raw["podTemplate"]]
         else:
             raise WorkloadError(f"{where}: createPods needs podTemplate or podTemplates")
-        templates = tuple(
-            _pod_template(t, f"{where}.podTemplates[{i}]", ns, sched) for i, t in enumerate(raws)
-        )
+        if "deployments" in raw:
+            if len(raws) != 1:
+                raise WorkloadError(f"{where}.deployments: needs exactly one podTemplate")
+            templates = tuple(
+                _deployment(raws[0], k, f"{where}.podTemplate", ns, sched)
+                for k in range(_positive(raw, "deployments", where))
+            )
+        else:
+            templates = tuple(
+                _pod_template(t, f"{where}.podTemplates[{i}]", ns, sched)
+                for i, t in enumerate(raws)
+            )
         return CreatePods(
             count=_count(raw, where),
             templates=templates,
