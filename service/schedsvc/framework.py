@@ -9,6 +9,7 @@ handed back as the plugin's own typed state object.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
@@ -21,6 +22,8 @@ __all__ = [
     "MAX_NODE_SCORE",
     "Rows",
     "Code",
+    "PluginTraits",
+    "NO_TRAITS",
     "PreFilterResult",
     "FilterResult",
     "SKIP",
@@ -31,6 +34,9 @@ __all__ = [
     "PreScorePlugin",
     "ScorePlugin",
     "SignPlugin",
+    "FilterOnePlugin",
+    "ScoreOnePlugin",
+    "SignRescoredPlugin",
     "default_normalize_score",
 ]
 
@@ -39,9 +45,39 @@ MAX_NODE_SCORE = 100
 Rows = npt.NDArray[np.intp]
 
 
-class Code:
+class Code(StrEnum):
+    """kube's fwk.Code for a rejection, spelled as its String()."""
+
     UNSCHEDULABLE = "Unschedulable"
     UNRESOLVABLE = "UnschedulableAndUnresolvable"
+
+
+@dataclass(frozen=True, slots=True)
+class PluginTraits:
+    """What a plugin promises about itself, read once when a profile's framework is built.
+
+    Batching trusts these to skip work, so each is a claim a test must hold the plugin to.
+    `filter_is_static` / `score_is_static`: the result depends only on the pod and on what
+    `Snapshot.static_generation` tracks (node set, labels, taints, unschedulable, images),
+    never on usage; batching keeps them for rows that changed only in usage.
+    `normalize_is_identity`: kube has no NormalizeScore for the plugin, so batching keeps a
+    running weighted sum of its raw scores. `normalize_uniform`: equal raw scores normalize to
+    equal scores whatever their number (DefaultNormalizeScore), so while a plugin's cached raw
+    scores are all equal batching adds one constant instead of renormalizing.
+    `pre_filter_assume_stable`: PreFilter's result for a pod the profile can sign does not
+    change when a pod of the same signature is assumed, so a run of such pods keeps its
+    CycleState. `pre_score_assume_stable`: the same of PreScore, over any non-empty rows.
+    """
+
+    filter_is_static: bool = False
+    score_is_static: bool = False
+    normalize_is_identity: bool = False
+    normalize_uniform: bool = False
+    pre_filter_assume_stable: bool = False
+    pre_score_assume_stable: bool = False
+
+
+NO_TRAITS = PluginTraits()
 
 
 class Skip:
@@ -73,7 +109,7 @@ class PreFilterResult:
     state: Any = None
     node_names: frozenset[str] | None = None
     reject: tuple[str, ...] = ()
-    reject_code: str = Code.UNRESOLVABLE
+    reject_code: Code = Code.UNRESOLVABLE
 
 
 @dataclass(slots=True)
@@ -86,35 +122,17 @@ class FilterResult:
 
     feasible: BoolArray
     reasons: list[tuple[str, BoolArray]] = field(default_factory=list)
-    code: str = Code.UNSCHEDULABLE
+    code: Code = Code.UNSCHEDULABLE
     # codes per reason when they differ (reason -> code); `code` otherwise
-    reason_codes: dict[str, str] = field(default_factory=dict)
+    reason_codes: dict[str, Code] = field(default_factory=dict)
 
 
 @runtime_checkable
 class Plugin(Protocol):
-    """`name` is kube's plugin name.
-
-    Optional class attributes the runtime reads (default False): `filter_is_static` and
-    `score_is_static` say the result depends only on the pod and on what
-    `Snapshot.static_generation` tracks (node set, labels, taints, unschedulable, images), never
-    on usage; batching then keeps their results for rows that changed only in usage.
-    `normalize_is_identity` says normalize returns its input (kube has no NormalizeScore for
-    the plugin), so batching can keep a running weighted sum of its raw scores.
-    `normalize_uniform` says normalize maps equal raw scores to equal scores whatever their
-    number (kube's DefaultNormalizeScore): while a plugin's cached raw scores are all equal,
-    batching adds one constant instead of renormalizing every node.
-    `pre_filter_assume_stable` says PreFilter's result for a pod the profile can sign does not
-    change when a pod of the same signature is assumed: batching then keeps the CycleState
-    across a run of such pods instead of running PreFilter for each. `pre_score_assume_stable`
-    says the same of PreScore, over any non-empty set of rows.
-
-    An optional `filter_one(state, pod, snap, row) -> bool` is a scalar path for one row, which
-    batching's rescore of the last chosen node takes; it must agree with `filter`. An optional
-    `score_one(state, pod, snap, row) -> int` is the same for `score`.
-    """
+    """`name` is kube's plugin name; `traits` what the plugin promises (see PluginTraits)."""
 
     name: str
+    traits: PluginTraits
 
 
 @runtime_checkable
@@ -147,6 +165,29 @@ class ScorePlugin(Plugin, Protocol):
 class SignPlugin(Plugin, Protocol):
     def sign(self, pod: PodInfo) -> bytes | None:
         """The bytes of the pod fields this plugin reads; None makes the pod unsignable."""
+        ...
+
+
+@runtime_checkable
+class FilterOnePlugin(FilterPlugin, Protocol):
+    def filter_one(self, state: Any, pod: PodInfo, snap: Snapshot, row: int) -> bool:
+        """`filter` for one row, in scalar arithmetic: batching re-checks the last chosen
+        node once per pod, where a block of one costs more than the check."""
+        ...
+
+
+@runtime_checkable
+class ScoreOnePlugin(ScorePlugin, Protocol):
+    def score_one(self, state: Any, pod: PodInfo, snap: Snapshot, row: int) -> int:
+        """`score` for one row (raw, before normalize); must agree with `score`."""
+        ...
+
+
+@runtime_checkable
+class SignRescoredPlugin(SignPlugin, Protocol):
+    def sign_rescored(self, pod: PodInfo) -> bytes | None:
+        """A signature for a pod `sign` refuses because its scores reach other nodes (soft
+        spreading): batching may serve it if it rescores every cached node per hint."""
         ...
 
 

@@ -456,16 +456,16 @@ class BatchState:
         st.identity = [
             (p.name, fw.weights[p.name]) for p in fw.score
             if p.name not in st.skipped and p.name in st.raw
-            and getattr(p, "normalize_is_identity", False)
+            and p.traits.normalize_is_identity
         ]
         st.fixed = self._fixed(st, slice(None))
         st.fixed[~st.live] = _DEAD
         st.ties = None
         st.uniform, st.uniform_total, st.dense = {}, 0, False
         for p in fw.score:
-            if p.name in st.skipped or getattr(p, "normalize_is_identity", False):
+            if p.name in st.skipped or p.traits.normalize_is_identity:
                 continue
-            if not getattr(p, "normalize_uniform", False) or p.name not in st.raw:
+            if not p.traits.normalize_uniform or p.name not in st.raw:
                 st.dense = True
                 continue
             arr = st.raw[p.name]
@@ -605,7 +605,7 @@ class BatchState:
         self._compact(st)
         totals = st.fixed.copy()
         for p in self.fw.score:
-            if p.name in st.skipped or getattr(p, "normalize_is_identity", False):
+            if p.name in st.skipped or p.traits.normalize_is_identity:
                 continue
             norm = p.normalize(st.states.get(p.name), info, st.raw[p.name].copy())
             totals += norm * self.fw.weights[p.name]

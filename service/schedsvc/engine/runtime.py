@@ -16,14 +16,17 @@ from ..config import ProfileConfig
 from ..framework import (
     SKIP,
     Code,
+    FilterOnePlugin,
     FilterPlugin,
     Plugin,
     PreFilterPlugin,
     PreFilterResult,
     PreScorePlugin,
     Rows,
+    ScoreOnePlugin,
     ScorePlugin,
     SignPlugin,
+    SignRescoredPlugin,
 )
 from ..plugins.registry import Registry
 from .observer import NULL_OBSERVER, Observer
@@ -40,7 +43,7 @@ class Rejection:
     plugin: str
     rows: Rows
     reasons: list[tuple[str, Rows]]
-    code: str
+    code: Code
 
 
 @dataclass(slots=True)
@@ -53,7 +56,7 @@ class CycleState:
     allowed: frozenset[str] | None = None
     narrowed_by: list[str] = field(default_factory=list)
     # PreFilter rejected the pod outright: (message, plugins)
-    rejected: tuple[str, tuple[str, ...], str] | None = None
+    rejected: tuple[str, tuple[str, ...], Code] | None = None
     # kube's ShouldRecordPluginMetrics: time each plugin in this (sampled) cycle
     record_plugin_metrics: bool = False
 
@@ -111,23 +114,27 @@ class Framework:
         ]
         self.fully_signable = all(isinstance(p, SignPlugin) for p in self.plugins.values())
         self.pre_filter_assume_stable = all(
-            getattr(p, "pre_filter_assume_stable", False) for p in self.pre_filter
+            p.traits.pre_filter_assume_stable for p in self.pre_filter
         )
         # of the PreScores a dynamic_only run_score runs
         self.pre_score_assume_stable = all(
-            getattr(p, "pre_score_assume_stable", False) for p in self.pre_score
-            if not getattr(p, "score_is_static", False)
+            p.traits.pre_score_assume_stable for p in self.pre_score
+            if not p.traits.score_is_static
         )
         # the dynamic score plugins as score_one walks them: (name, plugin, scalar path)
-        self._dynamic_score: list[tuple[str, ScorePlugin, Any]] = [
-            (p.name, p, getattr(p, "score_one", None)) for p in self.score
-            if not getattr(p, "score_is_static", False)
+        self._dynamic_score: list[tuple[str, ScorePlugin, ScoreOnePlugin | None]] = [
+            (p.name, p, p if isinstance(p, ScoreOnePlugin) else None) for p in self.score
+            if not p.traits.score_is_static
         ]
         # the chain as filter_one walks it: (name, plugin, filter_is_static, scalar path)
-        self._filter_chain: list[tuple[str, FilterPlugin, bool, Any]] = [
-            (p.name, p, bool(getattr(p, "filter_is_static", False)), getattr(p, "filter_one", None))
+        self._filter_chain: list[tuple[str, FilterPlugin, bool, FilterOnePlugin | None]] = [
+            (p.name, p, p.traits.filter_is_static, p if isinstance(p, FilterOnePlugin) else None)
             for p in self.filter
         ]
+        # soft spreading may sign what `sign` refuses (batching.softSpread)
+        self._rescored_signers: dict[str, SignRescoredPlugin] = {
+            p.name: p for p in self.signers if isinstance(p, SignRescoredPlugin)
+        }
         # the engine sets its observer here; extension points report one duration per call
         self.observer: Observer = NULL_OBSERVER
 
@@ -193,7 +200,7 @@ class Framework:
         for p in self.filter:
             if p.name in cs.skip_filter or live.size == 0:
                 continue
-            if dynamic_only and getattr(p, "filter_is_static", False):
+            if dynamic_only and p.traits.filter_is_static:
                 continue
             sub = rows[live]
             t0 = time.perf_counter() if record else 0.0
@@ -229,7 +236,7 @@ class Framework:
             if name in skip or (dynamic_only and static):
                 continue
             if one is not None:
-                if not one(states.get(name), pod, snap, row):
+                if not one.filter_one(states.get(name), pod, snap, row):
                     return False
                 continue
             if rows is None:
@@ -254,7 +261,7 @@ class Framework:
         states: dict[str, Any] = {}
         skipped: set[str] = set()
         for pre in self.pre_score:
-            if dynamic_only and getattr(pre, "score_is_static", False):
+            if dynamic_only and pre.traits.score_is_static:
                 continue
             t0 = time.perf_counter() if record else 0.0
             st = pre.pre_score(pod, snap, rows)
@@ -273,7 +280,7 @@ class Framework:
         per_plugin: dict[str, IntArray] = {}
         raws: dict[str, IntArray] = {}
         for p in self.score:
-            if dynamic_only and getattr(p, "score_is_static", False):
+            if dynamic_only and p.traits.score_is_static:
                 continue
             if p.name in skipped:
                 per_plugin[p.name] = np.zeros(len(rows), dtype=np.int64)
@@ -304,7 +311,7 @@ class Framework:
             if name in skipped:
                 continue
             if one is not None:
-                out[name] = one(states.get(name), pod, snap, row)
+                out[name] = one.score_one(states.get(name), pod, snap, row)
                 continue
             if rows is None:
                 rows = np.array([row], dtype=np.intp)
@@ -323,9 +330,9 @@ class Framework:
         for p in self.signers:
             s = p.sign(pod)
             if s is None and soft_spread:
-                rescored = getattr(p, "sign_rescored", None)
+                rescored = self._rescored_signers.get(p.name)
                 if rescored is not None:
-                    s = rescored(pod)
+                    s = rescored.sign_rescored(pod)
                     full = s is not None
             if s is None:
                 return None, False

@@ -19,7 +19,7 @@ import numpy as np
 from ..engine.podinfo import PodInfo
 from ..engine.snapshot import IntArray, Snapshot, normalized_image_name
 from ..errors import ConfigError
-from ..framework import MAX_NODE_SCORE, Rows
+from ..framework import MAX_NODE_SCORE, PluginTraits, Rows
 
 __all__ = [
     "NAME",
@@ -59,8 +59,10 @@ def calculate_priority(sum_scores: IntArray, num_containers: int) -> IntArray:
 
 class ImageLocality:
     name = NAME
-    score_is_static = True
-    normalize_is_identity = True  # kube has no NormalizeScore for it
+    traits = PluginTraits(
+        score_is_static=True,
+        normalize_is_identity=True,  # kube has no NormalizeScore for it
+    )
 
     def score(self, state: Any, pod: PodInfo, snap: Snapshot, rows: Rows) -> IntArray:
         images = _images(pod)

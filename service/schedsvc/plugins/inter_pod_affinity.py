@@ -44,6 +44,7 @@ from ..framework import (
     SKIP,
     Code,
     FilterResult,
+    PluginTraits,
     PreFilterResult,
     Rows,
     Skip,
@@ -192,8 +193,10 @@ class InterPodAffinity:
     name = NAME
     # a signable pod has no terms: PreFilter and PreScore read the existing pods' terms, which
     # assuming such a pod does not add to
-    pre_filter_assume_stable = True
-    pre_score_assume_stable = True
+    traits = PluginTraits(
+        pre_filter_assume_stable=True,
+        pre_score_assume_stable=True,
+    )
 
     def __init__(self, args: InterPodAffinityArgs | None = None) -> None:
         self.args = args or InterPodAffinityArgs()

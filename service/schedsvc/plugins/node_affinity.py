@@ -23,6 +23,7 @@ from ..framework import (
     SKIP,
     Code,
     FilterResult,
+    PluginTraits,
     PreFilterResult,
     Rows,
     Skip,
@@ -216,10 +217,12 @@ def _pref_obj(terms: Sequence[PreferredSchedulingTerm]) -> list[Any]:
 
 class NodeAffinity:
     name = NAME
-    filter_is_static = True
-    score_is_static = True
-    pre_filter_assume_stable = True  # reads only the pod
-    normalize_uniform = True  # DefaultNormalizeScore
+    traits = PluginTraits(
+        filter_is_static=True,
+        score_is_static=True,
+        pre_filter_assume_stable=True,  # reads only the pod
+        normalize_uniform=True,  # DefaultNormalizeScore
+    )
 
     def __init__(self, args: NodeAffinityArgs | None = None) -> None:
         self.args = args or NodeAffinityArgs()

@@ -10,7 +10,7 @@ import numpy as np
 from ..engine.podinfo import PodInfo
 from ..engine.snapshot import Snapshot
 from ..errors import ConfigError
-from ..framework import Code, FilterResult, Rows
+from ..framework import Code, FilterResult, PluginTraits, Rows
 
 __all__ = ["NAME", "ERR_REASON", "NodeName", "new"]
 
@@ -20,7 +20,9 @@ ERR_REASON = "node(s) didn't match the requested node name"
 
 class NodeName:
     name = NAME
-    filter_is_static = True
+    traits = PluginTraits(
+        filter_is_static=True,
+    )
 
     def filter(self, state: Any, pod: PodInfo, snap: Snapshot, rows: Rows) -> FilterResult:
         wanted = pod.pod.node_name

@@ -17,7 +17,7 @@ import numpy as np
 from ..engine.podinfo import PodInfo
 from ..engine.snapshot import BoolArray, Snapshot
 from ..errors import ConfigError
-from ..framework import SKIP, Code, FilterResult, PreFilterResult, Rows, Skip
+from ..framework import SKIP, Code, FilterResult, PluginTraits, PreFilterResult, Rows, Skip
 
 __all__ = ["NAME", "ERR_REASON", "DEFAULT_BIND_ALL_HOST_IP", "NodePorts", "wanted_ports", "new"]
 
@@ -61,7 +61,9 @@ def conflicts(snap: Snapshot, port: HostPort, rows: Rows) -> BoolArray:
 
 class NodePorts:
     name = NAME
-    pre_filter_assume_stable = True  # reads only the pod
+    traits = PluginTraits(
+        pre_filter_assume_stable=True,  # reads only the pod
+    )
 
     def pre_filter(self, pod: PodInfo, snap: Snapshot) -> PreFilterResult | Skip:
         ports = wanted_ports(pod)

@@ -18,7 +18,7 @@ import numpy as np
 from ..engine.podinfo import PodInfo
 from ..engine.snapshot import IntArray, Snapshot
 from ..errors import ConfigError
-from ..framework import SKIP, Rows, Skip
+from ..framework import SKIP, PluginTraits, Rows, Skip
 from .resource_scoring import (
     DEFAULT_RESOURCES,
     ResourceSpec,
@@ -69,9 +69,10 @@ class NodeResourcesBalancedAllocationArgs:
 
 class NodeResourcesBalancedAllocation:
     name = NAME
-    score_is_static = False
-    normalize_is_identity = True  # kube has no NormalizeScore for it
-    pre_score_assume_stable = True  # reads only the pod
+    traits = PluginTraits(
+        normalize_is_identity=True,  # kube has no NormalizeScore for it
+        pre_score_assume_stable=True,  # reads only the pod
+    )
 
     def __init__(self, args: NodeResourcesBalancedAllocationArgs) -> None:
         self.args = args

@@ -18,7 +18,7 @@ import numpy as np
 from ..engine.podinfo import PodInfo
 from ..engine.snapshot import BoolArray, IntArray, Snapshot
 from ..errors import ConfigError
-from ..framework import Code, FilterResult, PreFilterResult, Rows
+from ..framework import Code, FilterResult, PluginTraits, PreFilterResult, Rows
 from ..model import CPU, EPHEMERAL_STORAGE, MEMORY, PODS
 from .resource_scoring import (
     DEFAULT_RESOURCES,
@@ -233,11 +233,11 @@ class FitFilterResult(FilterResult):
 
 class NodeResourcesFit:
     name = NAME
-    filter_is_static = False
-    score_is_static = False
-    normalize_is_identity = True  # kube has no NormalizeScore for it
-    pre_filter_assume_stable = True  # reads only the pod
-    pre_score_assume_stable = True  # reads only the pod
+    traits = PluginTraits(
+        normalize_is_identity=True,  # kube has no NormalizeScore for it
+        pre_filter_assume_stable=True,  # reads only the pod
+        pre_score_assume_stable=True,  # reads only the pod
+    )
 
     def __init__(self, args: NodeResourcesFitArgs) -> None:
         self.args = args

@@ -10,7 +10,7 @@ import numpy as np
 from ..engine.podinfo import PodInfo
 from ..engine.snapshot import Snapshot
 from ..errors import ConfigError
-from ..framework import Code, FilterResult, Rows
+from ..framework import Code, FilterResult, PluginTraits, Rows
 from ..model import Taint
 
 __all__ = ["NAME", "NodeUnschedulable", "new", "ERR_REASON_UNSCHEDULABLE"]
@@ -23,7 +23,9 @@ _UNSCHEDULABLE_TAINT = Taint(key="node.kubernetes.io/unschedulable", effect="NoS
 
 class NodeUnschedulable:
     name = NAME
-    filter_is_static = True  # reads only spec.unschedulable, tracked by static_generation
+    traits = PluginTraits(
+        filter_is_static=True,  # reads only spec.unschedulable, tracked by static_generation
+    )
 
     def filter(self, state: Any, pod: PodInfo, snap: Snapshot, rows: Rows) -> FilterResult:
         tolerated = any(t.tolerates(_UNSCHEDULABLE_TAINT) for t in pod.pod.tolerations)

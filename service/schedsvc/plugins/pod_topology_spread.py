@@ -31,6 +31,7 @@ from ..framework import (
     SKIP,
     Code,
     FilterResult,
+    PluginTraits,
     PreFilterResult,
     Rows,
     Skip,
@@ -347,13 +348,13 @@ def _value_ids(col: LabelColumn | None, capacity: int) -> tuple[npt.NDArray[np.i
 # ---- the plugin --------------------------------------------------------------------------------
 class PodTopologySpread:
     name = NAME
-    filter_is_static = False
-    score_is_static = False
+    traits = PluginTraits(
+        pre_filter_assume_stable=True,
+        pre_score_assume_stable=True,
+    )
     # a signable pod has no DoNotSchedule constraint, so its PreFilter is a Skip; nor, unless
     # batching.softSpread signs it, a ScheduleAnyway one, so its PreScore is a Skip too (with
     # softSpread every cached node is rescored in full, which reuses no PreScore)
-    pre_filter_assume_stable = True
-    pre_score_assume_stable = True
 
     def __init__(self, args: PodTopologySpreadArgs) -> None:
         self.args = args

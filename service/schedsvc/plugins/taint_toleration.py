@@ -18,7 +18,7 @@ import numpy as np
 from ..engine.podinfo import PodInfo
 from ..engine.snapshot import BoolArray, IntArray, Snapshot
 from ..errors import ConfigError
-from ..framework import Code, FilterResult, Rows, default_normalize_score
+from ..framework import Code, FilterResult, PluginTraits, Rows, default_normalize_score
 from ..model import Taint, Toleration
 
 __all__ = [
@@ -70,9 +70,11 @@ class _ScoreState:
 
 class TaintToleration:
     name = NAME
-    filter_is_static = True
-    score_is_static = True
-    normalize_uniform = True  # DefaultNormalizeScore, reversed
+    traits = PluginTraits(
+        filter_is_static=True,
+        score_is_static=True,
+        normalize_uniform=True,  # DefaultNormalizeScore, reversed
+    )
 
     def filter(self, state: Any, pod: PodInfo, snap: Snapshot, rows: Rows) -> FilterResult:
         cols = np.flatnonzero(
