@@ -12,7 +12,6 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from schedsvc.config import parse_config
-from schedsvc.engine import batching as batch_module
 from schedsvc.engine.scheduler import Engine, SnapshotUpdate
 from schedsvc.errors import InvalidArgument
 from schedsvc.model import (
@@ -150,11 +149,11 @@ def play(
     c = engine.cluster("x")
     c.update(SnapshotUpdate(upsert_nodes=cluster))
     out: list[Any] = []
-    compact_min = batch_module._COMPACT_MIN
     try:
         for s in steps:
             if s.kind == "compact_min":  # small clusters reach compaction too
-                batch_module._COMPACT_MIN = s.payload
+                for b in c.batches.values():
+                    b.compact_min = s.payload
             elif s.kind == "upsert_node":
                 nodes_ = s.payload if isinstance(s.payload, list) else [s.payload]
                 c.update(SnapshotUpdate(upsert_nodes=nodes_))
@@ -174,7 +173,6 @@ def play(
         batched = sum(b.batched_pods for b in c.batches.values())
         return [out, batched]
     finally:
-        batch_module._COMPACT_MIN = compact_min
         engine.close()
 
 
@@ -252,7 +250,7 @@ def test_soft_spread_batching_places_every_pod_as_a_full_cycle_would(
     pods = [make_pod(f"p{i}", shape) for i in range(n)]
     off, _ = play_soft(cluster, pods, batching=False)
     on, _ = play_soft(cluster, pods, batching=True)
-    assert on == off
+    assert on == off  # that hints are given: the next test
 
 
 def test_soft_spread_batching_engages_and_spreads_across_zones() -> None:
@@ -277,11 +275,15 @@ NARROWING = Affinity(node_affinity=NodeAffinity(required=tuple(
 )))
 
 
-def both(steps: list[Step], seed: int = 7) -> None:
+def both(steps: list[Step], seed: int = 7, min_batched: int = 1) -> int:
+    """Batching on and off place alike, and the run with batching used at least `min_batched`
+    hints (an equivalence that holds because nothing was hinted checks nothing)."""
     cluster: list[Any] = []
     off, _ = play(cluster, steps, batching=False, rescore=True, seed=seed)
-    on, _ = play(cluster, steps, batching=True, rescore=True, seed=seed)
+    on, batched = play(cluster, steps, batching=True, rescore=True, seed=seed)
     assert on == off
+    assert batched >= min_batched, f"only {batched} pods were hinted"
+    return int(batched)
 
 
 def test_pods_narrowed_by_prefilter_do_not_disturb_the_rotation() -> None:
@@ -322,14 +324,14 @@ def test_a_nomination_turned_binding_and_nominated_pods_present_are_honoured() -
         Step("schedule", ([pod("a0", cpu=600, memory=None)], False)),
         Step("bind", pod("N", cpu=3500, memory=None, priority=10, node_name="n3")),
         Step("schedule", ([pod(f"a{i}", cpu=600, memory=None) for i in range(1, 4)], False)),
-    ])
+    ], min_batched=2)  # a1 is stored (the nomination bound), a2 and a3 hinted
     both([
         Step("upsert_node", [node(f"n{i}") for i in range(4)]),
         Step("bind", pod("s", cpu=500, memory=None, node_name="n1")),
         Step("bind", pod("N", cpu=2000, memory=None, priority=10, nominated_node_name="n1")),
         Step("schedule", ([pod(f"a{i}", cpu=1000, memory=None, scheduler_name="packer")
                            for i in range(4)], False)),
-    ])
+    ], min_batched=0)  # a nominated pod counts for every cycle: none is hinted
 
 
 def test_scheduling_a_nominated_pod_ends_its_nomination_for_the_batch_state() -> None:

@@ -88,7 +88,7 @@ class BatchingConfig:
     rescore: bool = True
     max_batch_age_seconds: float = 0.5
     # beyond kube, off by default: batch pods whose only cross-node scoring is soft topology
-    # spreading, rescoring every cached node before each hint (exact, see engine/batching.py)
+    # spreading, rescoring every cached node before each hint (exact, see engine/batch.py)
     soft_spread: bool = False
 
 

@@ -132,7 +132,7 @@ class Framework:
             for p in self.filter
         ]
         # soft spreading may sign what `sign` refuses (batching.softSpread)
-        self._rescored_signers: dict[str, SignRescoredPlugin] = {
+        self.rescored_signers: dict[str, SignRescoredPlugin] = {
             p.name: p for p in self.signers if isinstance(p, SignRescoredPlugin)
         }
         # the engine sets its observer here; extension points report one duration per call
@@ -317,27 +317,6 @@ class Framework:
                 rows = np.array([row], dtype=np.intp)
             out[name] = int(p.score(states.get(name), pod, snap, rows)[0])
         return out
-
-    # ---- Sign -----------------------------------------------------------------------------
-    def sign(self, pod: PodInfo, soft_spread: bool = False) -> tuple[bytes | None, bool]:
-        """The pod's batching signature, and whether hints for it must rescore every cached
-        node. None when any plugin refuses to sign it. With `soft_spread`, a plugin that
-        offers `sign_rescored` (soft topology spreading) may sign a pod it would refuse."""
-        if not self.fully_signable:
-            return None, False
-        parts: list[bytes] = []
-        full = False
-        for p in self.signers:
-            s = p.sign(pod)
-            if s is None and soft_spread:
-                rescored = self._rescored_signers.get(p.name)
-                if rescored is not None:
-                    s = rescored.sign_rescored(pod)
-                    full = s is not None
-            if s is None:
-                return None, False
-            parts.append(p.name.encode() + b"\x00" + s + b"\x01")
-        return b"".join(parts), full
 
 
 def _pre_filter_status(res: object) -> str:

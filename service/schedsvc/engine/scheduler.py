@@ -22,7 +22,7 @@ from ..framework import Rows
 from ..model import Namespace, Node, Outcome, Pod, with_node
 from ..plugins.registry import Registry, in_tree_registry
 from .affinity_index import pod_has_pod_affinity
-from .batching import BatchState, HintResult
+from .batch import HintResult, OpportunisticBatch
 from .filtering import (
     Diagnosis,
     NominatedPods,
@@ -35,6 +35,7 @@ from .filtering import (
 from .observer import NULL_OBSERVER, Observer
 from .podinfo import PodInfo, pod_info
 from .runtime import Framework, Rejection
+from .select_host import best_positions, select_host
 from .snapshot import Snapshot
 
 # kube records per-plugin durations in 10% of cycles (pluginMetricsSamplePercent); we take
@@ -125,8 +126,8 @@ class Cluster:
         self.next_start_index = 0
         self.rng = np.random.default_rng(engine.seed)
         self._last_info: PodInfo | None = None  # a run of equal pods shares its PodInfo facts
-        self.batches: dict[str, BatchState] = {
-            n: BatchState(fw, engine.observer, engine.batching_enabled)
+        self.batches: dict[str, OpportunisticBatch] = {
+            n: OpportunisticBatch(fw, engine.observer, engine.batching_enabled)
             for n, fw in engine.frameworks.items()
         }
 
@@ -373,11 +374,8 @@ class Cluster:
             batch.store_unscored(cycle, row, snap.node(row).name)
             return self._place(pod, fw, cycle, row, 0, fo.processed, 1, dry_run, started, info)
         sr = fw.run_score(info, snap, feasible, record)
-        totals = sr.totals
-        best = int(totals.max())
-        ties = np.flatnonzero(totals == best)
-        pick = int(ties[self.rng.integers(len(ties))]) if len(ties) > 1 else int(ties[0])
-        chosen = int(feasible[pick])
+        best, ties = best_positions(sr.totals)
+        chosen = int(feasible[select_host(ties, self.rng)])
         if cs.allowed is None and nominated is None:
             batch.store(
                 info, cycle, chosen, snap.node(chosen).name, feasible, sr, start_row, cs,

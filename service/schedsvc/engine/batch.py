@@ -1,0 +1,385 @@
+"""Opportunistic batching (KEP-5598, kube's runtime/batch.go) with rescoring, per profile,
+keyed by the scheduling-cycle counter.
+
+The checks of batchStateCompatible run in kube's order, each exit a named FlushReason. Where
+kube pops the next node of a stale sorted list, the ScoreCache renormalizes the last full
+cycle's raw scores over the rows that remain and picks as the cycle would.
+
+Only rows whose node or pods changed can change their verdict for a signable pod (such a pod's
+filters and scores read its own node only). Those rows are re-evaluated before each hint: the
+last chosen node (the rescore path), and every row an UpdateSnapshot touched (churn), which is
+re-filtered, rescored, and inserted at its visiting-order place if it became feasible. So with
+percentageOfNodesToScore 100 a hint equals the full cycle's choice. Changes that reach other
+nodes flush instead (see `invalidation.py`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any
+
+import numpy as np
+
+from ..framework import Rows
+from .observer import Observer
+from .podinfo import PodInfo
+from .runtime import CycleState, Framework, ScoreResult
+from .score_cache import COMPACT_MIN, ScoreCache
+from .signature import PodSigner
+from .snapshot import Snapshot
+
+__all__ = ["FlushReason", "BatchAttempt", "HintResult", "OpportunisticBatch"]
+
+
+class FlushReason(StrEnum):
+    """Why the batch state was dropped: kube's metrics.BatchFlush* values."""
+
+    POD_SKIPPED = "pod_skipped"
+    POD_FAILED = "pod_failed"
+    POD_INCOMPATIBLE = "pod_incompatible"
+    EXPIRED = "expired"
+    NODE_MISSING = "node_missing"
+    NODE_NOT_FULL = "node_not_full"
+    EMPTY_LIST = "empty_list"
+    POD_NOT_BATCHABLE = "pod_not_batchable"
+    # ours: an UpdateSnapshot may have changed any node, so cached scores are no longer exact
+    SNAPSHOT_CHANGED = "snapshot_changed"
+
+
+class BatchAttempt(StrEnum):
+    """What came of one pod's attempt: kube's metrics.BatchAttempt* values."""
+
+    HINT = "hint"
+    NO_HINT = "no_hint"
+    HINT_USED = "hint_used"
+    HINT_NOT_USED = "hint_not_used"
+
+
+@dataclass(slots=True)
+class HintResult:
+    row: int | None
+    score: int = 0
+
+
+@dataclass(slots=True)
+class _RunMemo:
+    """What a run of pods of one signature shares while the only snapshot changes are the
+    assumes of such pods: PreFilter's CycleState (pre_filter_assume_stable) and the PreScore
+    of the one-row rescore (pre_score_assume_stable)."""
+
+    signature: bytes
+    generation: int
+    cycle_state: CycleState
+    pre_scored: tuple[dict[str, Any], set[str]] | None = None
+
+
+@dataclass(slots=True)
+class _LastCycle:
+    """kube's schedulingCycle: the last cycle this profile ran and where its pod went."""
+
+    cycle: int = -1
+    row: int = -1
+    name: str = ""
+    succeeded: bool = False
+
+
+class OpportunisticBatch:
+    """One profile's batch state. Called under the cluster lock only."""
+
+    def __init__(
+        self,
+        fw: Framework,
+        observer: Observer,
+        enabled: bool,
+        clock: Callable[[], float] = time.monotonic,
+        compact_min: int = COMPACT_MIN,
+    ) -> None:
+        self.fw = fw
+        self.profile = fw.name
+        self.observer = observer
+        self.enabled = enabled and fw.profile.batching.enabled
+        self.rescore = fw.profile.batching.rescore
+        self.max_age = fw.profile.batching.max_batch_age_seconds
+        self.clock = clock
+        self.compact_min = compact_min
+        self.signer = PodSigner(fw, fw.profile.batching.soft_spread)
+        self.state: ScoreCache | None = None
+        self.last = _LastCycle()
+        self._signature: tuple[int, bytes | None, bool] = (-1, None, False)
+        self._run: _RunMemo | None = None
+        self._hinted: tuple[int, int] = (-1, -1)  # (cycle, row) of the last hint given
+        self._dirty: set[int] = set()  # rows an UpdateSnapshot touched since the last store
+        self._dirty_nodes: set[int] = set()  # of those, rows whose node itself was upserted
+        # the node set changed: cluster-wide inputs (ImageLocality's share of nodes holding an
+        # image) moved for every node, so every cached row is rescored before the next hint
+        self._rescore_all = False
+        self.batched_pods = 0
+
+    # ---- bookkeeping ------------------------------------------------------------------------
+    def _flush(self, reason: FlushReason) -> None:
+        self.state = None
+        self.observer.batch_flush(self.profile, reason.value)
+
+    def on_snapshot_change(
+        self, dirty: set[int] | None, node_rows: set[int] | None = None,
+        nodes_changed: bool = False,
+    ) -> None:
+        """Rows whose pods changed (`dirty`) or whose node was upserted (`node_rows`); None
+        when anything may have (replace, namespaces, nominated pods): then the state is
+        flushed. `nodes_changed`: nodes were added, removed or relabelled, which moves
+        cluster-wide score inputs."""
+        if self.state is None:
+            return
+        if dirty is None:
+            self._flush(FlushReason.SNAPSHOT_CHANGED)
+        else:
+            self._dirty |= dirty
+            self._dirty_nodes |= node_rows or set()
+            self._rescore_all |= nodes_changed
+
+    def _set_cycle(self, cycle: int, row: int, name: str, succeeded: bool) -> None:
+        self.last = _LastCycle(cycle, row, name, succeeded)
+
+    # ---- GetNodeHint ------------------------------------------------------------------------
+    def get_node_hint(
+        self, info: PodInfo, snap: Snapshot, cycle: int, rng: np.random.Generator,
+        start_row: int,
+    ) -> HintResult:
+        """A hint for the pod of `cycle`; `start_row` is the row the filter stage would
+        visit first now (the visiting order's rotation, which node changes can move)."""
+        started = time.perf_counter()
+        result = HintResult(None)
+        try:
+            if not self.enabled:
+                return result
+            sig, full = self.signer.sign(info)
+            self._signature = (cycle, sig, full)
+            if not self._batch_state_compatible(info, snap, cycle, sig, start_row):
+                self.observer.batch_attempt(self.profile, BatchAttempt.NO_HINT)
+                return result
+            st = self.state
+            assert st is not None
+            row, score = st.pick(self.fw, info, rng)
+            result = HintResult(row, score)
+            self._hinted = (cycle, row)
+            self.observer.batch_attempt(self.profile, BatchAttempt.HINT)
+            return result
+        finally:
+            if self.enabled:
+                self.observer.hint_duration(
+                    self.profile, result.row is not None, time.perf_counter() - started
+                )
+
+    def _batch_state_compatible(
+        self, info: PodInfo, snap: Snapshot, cycle: int, sig: bytes | None, start_row: int
+    ) -> bool:
+        """kube's batchStateCompatible, plus the rescore path."""
+        st = self.state
+        if st is None or st.nlive == 0:
+            return False
+        if cycle != self.last.cycle + 1:
+            self._flush(FlushReason.POD_SKIPPED)
+            return False
+        if not self.last.succeeded:
+            self._flush(FlushReason.POD_FAILED)
+            return False
+        if sig is None or sig != st.signature:
+            self._flush(FlushReason.POD_INCOMPATIBLE)
+            return False
+        if self.clock() > st.created + self.max_age:
+            self._flush(FlushReason.EXPIRED)
+            return False
+        row = self.last.row
+        if snap.row_of(self.last.name) != row:
+            self._flush(FlushReason.NODE_MISSING)
+            return False
+        cs = self._cycle_state(info, snap, sig)
+        if cs.rejected is not None:
+            # cannot follow a success with an equal signature; never hint from a rejection
+            self._flush(FlushReason.POD_INCOMPATIBLE)
+            return False
+        if cs.allowed is not None:
+            # a pod narrowed by PreFilter visits a rotation of its own; never stored, and a
+            # signature match with such a pod would be a plugin signing too little
+            self._flush(FlushReason.POD_INCOMPATIBLE)
+            return False
+        if start_row != st.start_row:  # node changes moved where the filter stage starts
+            st.rotate(start_row)
+        if self._rescore_all:  # nodes changed: some cached rows may be gone
+            gone = np.flatnonzero(st.live & ~snap.alive[st.rows])
+            if len(gone):
+                st.kill(gone)
+        if self._dirty:
+            ok = self._recheck(info, snap, cs, row)
+        else:
+            ok = self._recheck_last(info, snap, cs, row)
+        if not ok:
+            self._flush(FlushReason.NODE_NOT_FULL)
+            return False
+        if st.nlive == 0:
+            self._flush(FlushReason.EMPTY_LIST)
+            return False
+        if st.full_rescore or self._rescore_all:
+            # soft spreading: the last placement moved counts for every node in its domains;
+            # a node-set change moved ImageLocality's spread for every node
+            self._rescore_all = False
+            st.compact()
+            sr = self.fw.run_score(info, snap, st.rows)
+            st.rescore(self.fw, info, sr.raw, sr.states, sr.skipped)
+        elif len(st.rows) > self.compact_min and 2 * st.nlive < len(st.rows):
+            st.compact()  # tombstones outnumber live rows: amortized O(1) per removal
+        return True
+
+    def _cycle_state(self, info: PodInfo, snap: Snapshot, sig: bytes) -> CycleState:
+        """PreFilter for the pod, or the previous pod's CycleState when nothing but the
+        assume of pods of this signature changed since (pre_filter_assume_stable)."""
+        memo = self._run
+        if (
+            memo is not None and memo.signature == sig and memo.generation == snap.generation
+            and self.fw.pre_filter_assume_stable
+        ):
+            return memo.cycle_state
+        cs = self.fw.run_pre_filter(info, snap)
+        self._run = _RunMemo(sig, snap.generation, cs)
+        return cs
+
+    def assumed(self, before: int, after: int) -> None:
+        """The pod of this cycle was assumed, taking the generation from `before` to `after`:
+        a CycleState valid before stays valid for the next pod of the same signature."""
+        memo = self._run
+        if memo is not None and memo.generation == before:
+            memo.generation = after
+
+    def _recheck_last(self, info: PodInfo, snap: Snapshot, cs: CycleState, row: int) -> bool:
+        """The rescore path when only the last chosen row changed (it holds the last pod):
+        drop it if it no longer fits, else rescore it. False when it still fits but rescoring
+        is off, or the cache holds a sample (kube's node_not_full)."""
+        st = self.state
+        assert st is not None
+        pos, present = st.locate(row)
+        cached = present and bool(st.live[pos])
+        # a cached row changed only in usage: it passed every static filter and keeps its
+        # static scores
+        fits = self.fw.filter_one(cs, info, snap, row, dynamic_only=cached)
+        if not fits:
+            if cached:
+                st.kill_one(pos)
+            return True
+        if not (self.rescore and st.complete):
+            return False
+        if st.full_rescore:
+            return True  # every cached row is rescored next anyway
+        memo = self._run  # _cycle_state made it current for this pod
+        if cached and memo is not None and memo.pre_scored is not None:
+            st.set_one(pos, self.fw.score_one(info, snap, row, memo.pre_scored))
+            return True
+        rows = np.array([row], dtype=np.intp)
+        sr = self.fw.run_score(info, snap, rows, dynamic_only=cached, raw_only=True)
+        if cached and memo is not None and self.fw.pre_score_assume_stable:
+            memo.pre_scored = (sr.states, sr.skipped)
+        if present:
+            st.set_one(pos, {k: int(v[0]) for k, v in sr.raw.items()})
+        else:
+            st.upsert(rows, sr.raw)
+        return True
+
+    def _recheck(self, info: PodInfo, snap: Snapshot, cs: CycleState, row: int) -> bool:
+        """The rescore path for the last chosen row and every row an UpdateSnapshot touched:
+        re-filter them, drop those that stopped fitting, rescore and (re)insert the others."""
+        st = self.state
+        assert st is not None
+        check = self._dirty | {row}
+        node_dirty = self._dirty_nodes
+        self._dirty, self._dirty_nodes = set(), set()
+        rows: Rows = np.array(sorted(r for r in check if snap.alive[r]), dtype=np.intp)
+        pos, present = st.positions(rows)
+        cached = present.copy()
+        cached[present] = st.live[pos[present]]
+        # cached rows that changed only in usage passed every static filter and keep their
+        # static scores; every other row (new, a tombstone, a node upserted) is evaluated in full
+        usage_only = cached & np.array([r not in node_dirty for r in rows.tolist()], bool)
+        feasible = np.zeros(len(rows), dtype=np.bool_)
+        for part, dyn in ((usage_only, True), (~usage_only, False)):
+            if part.any():
+                feasible[part] = self.fw.run_filter(
+                    cs, info, snap, rows[part], dynamic_only=dyn, diagnose=False
+                ).feasible
+        if not (self.rescore and st.complete) and bool(feasible[rows == row].any()):
+            return False
+        out = pos[cached & ~feasible]
+        if len(out):
+            st.kill(out)
+        for part, dyn in ((usage_only, True), (~usage_only, False)):
+            ok = rows[part & feasible]
+            if len(ok):
+                # Rescore path: these nodes still fit (or fit now); their usage changed.
+                sr = self.fw.run_score(info, snap, ok, dynamic_only=dyn, raw_only=True)
+                st.upsert(ok, sr.raw)
+        return True
+
+    # ---- StoreScheduleResults ---------------------------------------------------------------
+    def hint_used(self, cycle: int, row: int, name: str) -> None:
+        self._set_cycle(cycle, row, name, True)
+        self.batched_pods += 1
+        self.observer.batch_attempt(self.profile, BatchAttempt.HINT_USED)
+
+    def _note_unused_hint(self, cycle: int) -> None:
+        if self._hinted[0] == cycle:
+            self.observer.batch_attempt(self.profile, BatchAttempt.HINT_NOT_USED)
+
+    def store(
+        self, info: PodInfo, cycle: int, row: int, name: str, feasible: Rows, sr: ScoreResult,
+        start_row: int, cs: CycleState, generation: int, complete: bool = True,
+    ) -> None:
+        """After a full, scored cycle: keep its feasible rows and raw scores for the next pod,
+        and its CycleState (PreFilter ran at snapshot `generation`). `complete`: the cycle
+        visited every node (no percentageOfNodesToScore cut), so `feasible` is all of them."""
+        if not self.enabled:
+            return
+        started = time.perf_counter()
+        self._note_unused_hint(cycle)
+        self._set_cycle(cycle, row, name, True)
+        sig_cycle, sig, full = self._signature
+        if sig_cycle != cycle:
+            sig, full = self.signer.sign(info)
+        if sig is None:
+            # counted whether or not a state existed, as kube's StoreScheduleResults does
+            self._flush(FlushReason.POD_NOT_BATCHABLE)
+            self.observer.store_duration(self.profile, time.perf_counter() - started)
+            return
+        if cs.record_plugin_metrics:  # a sampled cycle's state would time the hints' filters
+            cs = dataclasses.replace(cs, record_plugin_metrics=False)
+        self._run = _RunMemo(sig, generation, cs)
+        self.state = ScoreCache.new(
+            self.fw, info, sig, feasible, sr.raw, sr.states, sr.skipped, self.clock(),
+            start_row, full, complete,
+        )
+        self._dirty, self._dirty_nodes = set(), set()
+        self._rescore_all = False
+        self.observer.store_duration(self.profile, time.perf_counter() - started)
+
+    def store_unbatchable(self, cycle: int, row: int, name: str) -> None:
+        """A scored cycle whose results cannot serve the next pod (PreFilter narrowed it)."""
+        if not self.enabled:
+            return
+        self._note_unused_hint(cycle)
+        self._set_cycle(cycle, row, name, True)
+        self._flush(FlushReason.POD_NOT_BATCHABLE)
+
+    def store_unscored(self, cycle: int, row: int, name: str) -> None:
+        """One feasible node, placed without scoring: nothing sorted to keep (kube: empty_list)."""
+        if not self.enabled:
+            return
+        self._note_unused_hint(cycle)
+        self._set_cycle(cycle, row, name, True)
+        self._flush(FlushReason.EMPTY_LIST)  # counted always, as kube does
+
+    def store_failure(self, cycle: int) -> None:
+        if not self.enabled:
+            return
+        self._note_unused_hint(cycle)
+        self._set_cycle(cycle, -1, "", False)

@@ -1,0 +1,31 @@
+"""kube's selectHost: the best total, a seeded uniform draw among the nodes that share it.
+
+One function for the cycle and for batching's cache, so that a hint and the full cycle it
+stands for draw from the same generator in the same way.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from ..framework import Rows
+from .snapshot import IntArray
+
+__all__ = ["select_host", "best_positions"]
+
+
+def best_positions(totals: IntArray) -> tuple[int, Rows]:
+    """The best total and every position holding it, ascending."""
+    best = int(totals.max())
+    ties: Rows = np.flatnonzero(totals == best)
+    return best, ties
+
+
+def select_host(ties: Sequence[int] | Rows, rng: np.random.Generator) -> int:
+    """The position kube's reservoir draw would keep: uniform among `ties`, drawing from
+    `rng` only when there is a choice (a lone best consumes no randomness)."""
+    if len(ties) > 1:
+        return int(ties[int(rng.integers(len(ties)))])
+    return int(ties[0])

@@ -1,0 +1,85 @@
+"""Pod signatures (kube's runtime/signature.go): equal signatures, equal filter and score.
+
+A signature is the concatenation of every plugin's bytes for the fields it reads; a plugin that
+returns None makes the pod unsignable, and one plugin the profile runs that cannot sign at all
+makes every pod unsignable (kube's SignPod).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+from ..model import Pod
+from .podinfo import PodInfo
+from .runtime import Framework
+
+__all__ = ["Signed", "sign_pod", "PodSigner"]
+
+# (signature or None, whether hints for it must rescore every cached node)
+Signed = tuple[bytes | None, bool]
+
+# every Pod field a plugin may read: all but the pod's identity
+_SIGNED_FIELDS = tuple(
+    f.name for f in dataclasses.fields(Pod) if f.name not in ("uid", "name", "shape")
+)
+_MEMO_MAX = 1024
+
+
+def sign_pod(fw: Framework, pod: PodInfo, soft_spread: bool = False) -> Signed:
+    """The pod's signature under `fw`. With `soft_spread`, a plugin that can sign a pod whose
+    scores reach other nodes (SignRescoredPlugin) does, and the hint must rescore them all."""
+    if not fw.fully_signable:
+        return None, False
+    parts: list[bytes] = []
+    full = False
+    for p in fw.signers:
+        s = p.sign(pod)
+        if s is None and soft_spread:
+            rescored = fw.rescored_signers.get(p.name)
+            if rescored is not None:
+                s = rescored.sign_rescored(pod)
+                full = s is not None
+        if s is None:
+            return None, False
+        parts.append(p.name.encode() + b"\x00" + s + b"\x01")
+    return b"".join(parts), full
+
+
+class PodSigner:
+    """sign_pod, memoized per pod shape: by the conversion cache's shape token (Pod.shape) for a
+    run of equal pods, else by the identities of the pod's fields.
+
+    Pods converted from equal messages share every field object but uid and name (the server's
+    conversion cache), so the memo is keyed by those objects' identities and holds them, which
+    keeps the identities from being reused while the entry lives."""
+
+    def __init__(self, fw: Framework, soft_spread: bool) -> None:
+        self.fw = fw
+        self.soft_spread = soft_spread
+        self._shape: tuple[object | None, Signed] = (None, (None, False))
+        self._memo: dict[tuple[int, ...], tuple[tuple[Any, ...], Signed]] = {}
+
+    def sign(self, info: PodInfo) -> Signed:
+        pod = info.pod
+        if pod.nominated_node_name:  # tried on its node first: no batching for it
+            return None, False
+        shape = pod.shape
+        if shape is not None and shape is self._shape[0]:
+            return self._shape[1]
+        result = self._sign_fields(info)
+        if shape is not None:
+            self._shape = (shape, result)
+        return result
+
+    def _sign_fields(self, info: PodInfo) -> Signed:
+        fields = tuple(getattr(info.pod, f) for f in _SIGNED_FIELDS)
+        key = tuple(map(id, fields))
+        hit = self._memo.get(key)
+        if hit is not None and all(a is b for a, b in zip(hit[0], fields, strict=True)):
+            return hit[1]
+        result = sign_pod(self.fw, info, self.soft_spread)
+        if len(self._memo) >= _MEMO_MAX:
+            self._memo.clear()
+        self._memo[key] = (fields, result)
+        return result
