@@ -78,15 +78,15 @@ class Toleration:
     toleration_seconds: int | None = None
 
     def tolerates(self, taint: Taint) -> bool:
-        """kube's v1.Toleration.ToleratesTaint."""
+        """kube's v1.Toleration.ToleratesTaint, with the comparison operators (Lt, Gt) gated
+        off as in kube 1.35: an operator other than Exists and Equal tolerates nothing."""
         if self.effect and self.effect != taint.effect:
             return False
         if self.key and self.key != taint.key:
             return False
-        if self.operator == "Exists":
-            return True
-        # Equal (or empty, which defaults to Equal)
-        return self.value == taint.value
+        if self.operator in ("", "Equal"):
+            return self.value == taint.value
+        return self.operator == "Exists"
 
 
 @dataclass(frozen=True, slots=True)

@@ -22,13 +22,14 @@ from schedsvc.model import (
     Pod,
     PreferredSchedulingTerm,
 )
+from schedsvc.names import is_qualified_name, is_valid_label_value
 from schedsvc.plugins import node_affinity
 from schedsvc.plugins.node_affinity import (
     ERR_REASON_CONFLICT,
     ERR_REASON_ENFORCED,
     ERR_REASON_POD,
 )
-from schedsvc.plugins.selectors import is_qualified_name, is_valid_label_value, parse_go_int64
+from schedsvc.plugins.selectors import parse_go_int64
 
 Req = NodeSelectorRequirement
 

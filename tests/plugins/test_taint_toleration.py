@@ -239,13 +239,20 @@ def test_new_rejects_arguments() -> None:
 
 # ---- scalar reference ----------------------------------------------------------------------
 def ref_tolerates(tol: Toleration, taint: Taint) -> bool:
-    if tol.effect and tol.effect != taint.effect:
-        return False
-    if tol.key and tol.key != taint.key:
-        return False
-    if tol.operator in ("", "Equal"):
-        return tol.value == taint.value
-    return tol.operator == "Exists"
+    """The rule as the API reference states it (core/v1 Toleration): keys match or the
+    toleration's is empty, effects match or the toleration's is empty, and the operator holds:
+    Exists for any value, Equal (the default) for an equal value; Lt and Gt are gated off in
+    1.35 (TaintTolerationComparisonOperators), and no other operator matches."""
+    holds = {
+        "Exists": True,
+        "Equal": tol.value == taint.value,
+        "": tol.value == taint.value,
+    }
+    return (
+        tol.key in ("", taint.key)
+        and tol.effect in ("", taint.effect)
+        and holds.get(tol.operator, False)
+    )
 
 
 def ref_filter(pod: Pod, node: Node) -> bool:

@@ -95,6 +95,20 @@ class InterPodAffinityArgs:
                 f"pluginConfig[{NAME}].args.ignorePreferredTermsOfExistingPods", "not a boolean"
             )
 
+    @classmethod
+    def parse(cls, args: Mapping[str, Any] | None) -> InterPodAffinityArgs:
+        """From a profile's pluginConfig args (kube's defaults for what is absent)."""
+        known = {
+            "hardPodAffinityWeight": "hard_pod_affinity_weight",
+            "ignorePreferredTermsOfExistingPods": "ignore_preferred_terms_of_existing_pods",
+        }
+        kwargs: dict[str, Any] = {}
+        for key, value in (args or {}).items():
+            if key not in known:
+                raise ConfigError(f"pluginConfig[{NAME}].args.{key}", "unknown field")
+            kwargs[known[key]] = value
+        return cls(**kwargs)
+
 
 # ---- the incoming pod's terms ----------------------------------------------------------------
 @dataclass(frozen=True, slots=True)
@@ -376,18 +390,5 @@ class InterPodAffinity:
         return json.dumps([p.namespace, sorted(p.labels.items())], separators=(",", ":")).encode()
 
 
-def _parse_args(args: Mapping[str, Any]) -> InterPodAffinityArgs:
-    known = {
-        "hardPodAffinityWeight": "hard_pod_affinity_weight",
-        "ignorePreferredTermsOfExistingPods": "ignore_preferred_terms_of_existing_pods",
-    }
-    kwargs: dict[str, Any] = {}
-    for key, value in args.items():
-        if key not in known:
-            raise ConfigError(f"pluginConfig[{NAME}].args.{key}", "unknown field")
-        kwargs[known[key]] = value
-    return InterPodAffinityArgs(**kwargs)
-
-
 def new(args: Mapping[str, Any] | None) -> InterPodAffinity:
-    return InterPodAffinity(_parse_args(args or {}))
+    return InterPodAffinity(InterPodAffinityArgs.parse(args))

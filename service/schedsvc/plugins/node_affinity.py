@@ -177,7 +177,7 @@ class NodeAffinityArgs:
             )
 
     @classmethod
-    def from_mapping(cls, args: Mapping[str, Any] | None) -> NodeAffinityArgs:
+    def parse(cls, args: Mapping[str, Any] | None) -> NodeAffinityArgs:
         base = f"pluginConfig[{NAME}].args"
         if not args:
             return cls()
@@ -312,4 +312,4 @@ class NodeAffinity:
 
 
 def new(args: Mapping[str, Any] | None) -> NodeAffinity:
-    return NodeAffinity(NodeAffinityArgs.from_mapping(args))
+    return NodeAffinity(NodeAffinityArgs.parse(args))

@@ -20,6 +20,7 @@ from ..engine.snapshot import BoolArray, IntArray, Snapshot
 from ..errors import ConfigError
 from ..framework import Code, FilterResult, PluginTraits, PreFilterResult, Rows
 from ..model import CPU, EPHEMERAL_STORAGE, MEMORY, PODS
+from ..names import is_qualified_name
 from .resource_scoring import (
     DEFAULT_RESOURCES,
     MAX_CUSTOM_PRIORITY_SCORE,
@@ -28,7 +29,6 @@ from .resource_scoring import (
     gather,
     gather_one,
     is_extended_resource_name,
-    is_qualified_name,
     is_scalar_resource_name,
     least_allocated,
     least_allocated_one,

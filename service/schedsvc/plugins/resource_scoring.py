@@ -10,7 +10,6 @@ where kube skips the resource), and each scorer maps those to one int64 score pe
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -22,6 +21,7 @@ from ..engine.snapshot import IntArray, Snapshot
 from ..errors import ConfigError
 from ..framework import MAX_NODE_SCORE, Rows
 from ..model import CPU, EPHEMERAL_STORAGE, MEMORY
+from ..names import is_qualified_name
 
 __all__ = [
     "ResourceSpec",
@@ -30,7 +30,6 @@ __all__ = [
     "MAX_UTILIZATION",
     "is_extended_resource_name",
     "is_scalar_resource_name",
-    "is_qualified_name",
     "parse_resources",
     "reject_unknown_keys",
     "gather",
@@ -61,23 +60,6 @@ DEFAULT_RESOURCES: tuple[ResourceSpec, ...] = (ResourceSpec(CPU, 1), ResourceSpe
 
 # ---- resource names (k8s.io/kubernetes/pkg/apis/core/v1/helper) --------------------------------
 
-_QUALIFIED_NAME = re.compile(r"^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$")
-_DNS1123_LABEL = r"[a-z0-9]([-a-z0-9]*[a-z0-9])?"
-_DNS1123_SUBDOMAIN = re.compile(rf"^{_DNS1123_LABEL}(\.{_DNS1123_LABEL})*$")
-
-
-def is_qualified_name(value: str) -> bool:
-    """apimachinery's validation.IsQualifiedName: `[prefix/]name`, name <= 63 chars."""
-    parts = value.split("/")
-    if len(parts) == 1:
-        name = parts[0]
-    elif len(parts) == 2:
-        prefix, name = parts
-        if not prefix or len(prefix) > 253 or not _DNS1123_SUBDOMAIN.match(prefix):
-            return False
-    else:
-        return False
-    return 0 < len(name) <= 63 and _QUALIFIED_NAME.match(name) is not None
 
 
 def _is_prefixed_native(name: str) -> bool:

@@ -33,13 +33,12 @@ from ..model import (
     Pod,
     PreferredSchedulingTerm,
 )
+from ..names import is_qualified_name, is_valid_label_value
 
 __all__ = [
     "OBJECT_NAME_FIELD",
     "SelectorParseError",
     "parse_go_int64",
-    "is_qualified_name",
-    "is_valid_label_value",
     "LabelRequirement",
     "FieldRequirement",
     "CompiledTerm",
@@ -66,10 +65,6 @@ _FIELD_OPS = frozenset({"In", "NotIn"})
 _INT64_MIN = -(2**63)
 _INT64_MAX = 2**63 - 1
 _GO_INT_RE = re.compile(r"[+-]?[0-9]+")
-_QNAME_RE = re.compile(r"([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]")
-_DNS1123_LABEL = r"[a-z0-9]([-a-z0-9]*[a-z0-9])?"
-_DNS1123_SUBDOMAIN_RE = re.compile(_DNS1123_LABEL + r"(\." + _DNS1123_LABEL + r")*")
-_LABEL_VALUE_RE = re.compile(r"(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?")
 
 
 class SelectorParseError(ValueError):
@@ -85,25 +80,6 @@ def parse_go_int64(text: str) -> int | None:
     if v < _INT64_MIN or v > _INT64_MAX:
         return None
     return v
-
-
-def is_qualified_name(key: str) -> bool:
-    """apimachinery validation.IsQualifiedName: [dns-subdomain '/'] name (name <= 63)."""
-    parts = key.split("/")
-    if len(parts) == 1:
-        name = parts[0]
-    elif len(parts) == 2:
-        prefix, name = parts
-        if not prefix or len(prefix) > 253 or not _DNS1123_SUBDOMAIN_RE.fullmatch(prefix):
-            return False
-    else:
-        return False
-    return 0 < len(name) <= 63 and _QNAME_RE.fullmatch(name) is not None
-
-
-def is_valid_label_value(value: str) -> bool:
-    """apimachinery validation.IsValidLabelValue: empty, or <= 63 alphanumerics and -_. inside."""
-    return len(value) <= 63 and _LABEL_VALUE_RE.fullmatch(value) is not None
 
 
 # ---- compiled forms ------------------------------------------------------------------------

@@ -25,7 +25,6 @@ __all__ = [
     "NAME",
     "ERR_REASON_NOT_MATCH",
     "TaintToleration",
-    "tolerates_taint",
     "new",
 ]
 
@@ -38,24 +37,13 @@ PREFER_NO_SCHEDULE = "PreferNoSchedule"
 _FILTER_EFFECTS = frozenset({NO_SCHEDULE, NO_EXECUTE})
 
 
-def tolerates_taint(tol: Toleration, taint: Taint) -> bool:
-    """v1.Toleration.ToleratesTaint (comparison operators gated off, as in kube 1.35)."""
-    if tol.effect and tol.effect != taint.effect:
-        return False
-    if tol.key and tol.key != taint.key:
-        return False
-    if tol.operator in ("", "Equal"):
-        return tol.value == taint.value
-    return tol.operator == "Exists"
-
-
 def untolerated_columns(
     taints: Sequence[Taint], tolerations: Sequence[Toleration], effects: frozenset[str]
 ) -> BoolArray:
     """Per taint column: its effect is in `effects` and no toleration tolerates it."""
     return np.fromiter(
         (
-            t.effect in effects and not any(tolerates_taint(tol, t) for tol in tolerations)
+            t.effect in effects and not any(tol.tolerates(t) for tol in tolerations)
             for t in taints
         ),
         dtype=np.bool_,

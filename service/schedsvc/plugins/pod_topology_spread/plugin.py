@@ -1,0 +1,111 @@
+"""The PodTopologySpread plugin (kube's plugin.go): its extension points over filtering.py and
+scoring.py, and its batching signatures."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from ...engine.podinfo import PodInfo
+from ...engine.snapshot import IntArray, Snapshot
+from ...framework import SKIP, FilterResult, PluginTraits, PreFilterResult, Rows, Skip
+from ...model import Pod
+from . import filtering, scoring
+from .args import (
+    DO_NOT_SCHEDULE,
+    NAME,
+    SCHEDULE_ANYWAY,
+    SYSTEM_DEFAULT_CONSTRAINTS,
+    SYSTEM_DEFAULTING,
+    PodTopologySpreadArgs,
+)
+from .common import Constraint, constraints_for
+
+__all__ = ["PodTopologySpread", "new"]
+
+
+class PodTopologySpread:
+    name = NAME
+    # a signable pod has no DoNotSchedule constraint, so its PreFilter is a Skip; nor, unless
+    # batching.softSpread signs it, a ScheduleAnyway one, so its PreScore is a Skip too (with
+    # softSpread every cached node is rescored in full, which reuses no PreScore)
+    traits = PluginTraits(
+        pre_filter_assume_stable=True,
+        pre_score_assume_stable=True,
+    )
+
+    def __init__(self, args: PodTopologySpreadArgs) -> None:
+        self.args = args
+        self.system_defaulted = args.defaulting_type == SYSTEM_DEFAULTING
+        self.default_constraints = (
+            SYSTEM_DEFAULT_CONSTRAINTS if self.system_defaulted else args.default_constraints
+        )
+
+    def constraints(self, pod: Pod, action: str) -> list[Constraint]:
+        return constraints_for(pod, action, self.default_constraints)
+
+    # ---- filter ------------------------------------------------------------------------------
+    def pre_filter(self, pod: PodInfo, snap: Snapshot) -> PreFilterResult | Skip:
+        constraints = self.constraints(pod.pod, DO_NOT_SCHEDULE)
+        if not constraints:
+            return SKIP
+        return filtering.pre_filter(pod, snap, constraints)
+
+    def filter(self, state: Any, pod: PodInfo, snap: Snapshot, rows: Rows) -> FilterResult:
+        if not isinstance(state, filtering.FilterState) or not state.constraints:
+            return FilterResult(feasible=np.ones(len(rows), dtype=np.bool_))
+        return filtering.filter_rows(state, rows)
+
+    # ---- score -------------------------------------------------------------------------------
+    def pre_score(self, pod: PodInfo, snap: Snapshot, rows: Rows) -> Any | Skip:
+        p = pod.pod
+        if snap.num_nodes == 0:
+            return SKIP
+        constraints = self.constraints(p, SCHEDULE_ANYWAY)
+        if not constraints:
+            return SKIP
+        # Only non-system-default spreading needs every topology key on a node, so nodes
+        # without a zone label still get hostname spreading.
+        require_all = bool(p.topology_spread_constraints) or not self.system_defaulted
+        return scoring.pre_score(pod, snap, rows, constraints, require_all)
+
+    def score(self, state: Any, pod: PodInfo, snap: Snapshot, rows: Rows) -> IntArray:
+        assert isinstance(state, scoring.ScoreState)
+        return scoring.score(state, rows)
+
+    def normalize(self, state: Any, pod: PodInfo, scores: IntArray) -> IntArray:
+        if not isinstance(state, scoring.ScoreState):
+            return scores
+        return scoring.normalize(state, scores)
+
+    # ---- batching ----------------------------------------------------------------------------
+    def sign(self, pod: PodInfo) -> bytes | None:
+        """Unsignable when spreading applies to the pod (its own or default constraints)."""
+        p = pod.pod
+        if p.topology_spread_constraints:
+            return None
+        sel = p.default_selector
+        if self.default_constraints and sel is not None and not sel.is_empty:
+            return None
+        return b""
+
+    def sign_rescored(self, pod: PodInfo) -> bytes | None:
+        """A signature for batching that rescores every cached node before each hint (our
+        extension, `batching.softSpread`): soft constraints only change scores, and a full
+        rescore over the cached feasible nodes recomputes them exactly. Hard constraints
+        change feasibility across nodes, so they stay unsignable. The score reads the pod's
+        namespace, labels (self-match) and resolved constraints; node affinity and tolerations
+        (for the Honor policies) are signed by their own plugins."""
+        p = pod.pod
+        if self.constraints(p, DO_NOT_SCHEDULE):
+            return None
+        soft = self.constraints(p, SCHEDULE_ANYWAY)
+        if not soft:
+            return self.sign(pod)
+        return repr((p.namespace, sorted(p.labels.items()), soft)).encode()
+
+
+def new(args: Mapping[str, Any] | None) -> PodTopologySpread:
+    return PodTopologySpread(PodTopologySpreadArgs.parse(args))
