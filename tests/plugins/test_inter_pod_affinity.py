@@ -31,6 +31,7 @@ from schedsvc.model import (
     frozen_map,
 )
 from schedsvc.plugins import inter_pod_affinity as ipa
+from tests import builders
 
 AFF = ipa.ERR_REASON_AFFINITY_RULES_NOT_MATCH
 ANTI = ipa.ERR_REASON_ANTI_AFFINITY_RULES_NOT_MATCH
@@ -135,30 +136,15 @@ def run_filter(
     snap: Snapshot, pod: Pod, plugin: ipa.InterPodAffinity | None = None
 ) -> list[list[str]] | None:
     """Reasons per node in snapshot order ([] = feasible); None when PreFilter says Skip."""
-    plugin = plugin or ipa.new(None)
-    info = pod_info(pod)
-    pf = plugin.pre_filter(info, snap)
-    if pf is SKIP:
-        return None
-    rows = snap.order
-    res = plugin.filter(pf.state, info, snap, rows)
-    out = [[r for r, mask in res.reasons if mask[i]] for i in range(len(rows))]
-    assert [not r for r in out] == res.feasible.tolist()
-    return out
+    out = builders.run_filter(plugin or ipa.new(None), pod, snap)
+    return None if out is None else out.reasons
 
 
 def run_score(
     snap: Snapshot, pod: Pod, plugin: ipa.InterPodAffinity | None = None
 ) -> list[int] | None:
     """Normalized scores over every node (all feasible); None when PreScore says Skip."""
-    plugin = plugin or ipa.new(None)
-    info = pod_info(pod)
-    rows = snap.order
-    state = plugin.pre_score(info, snap, rows)
-    if state is SKIP:
-        return None
-    raw = plugin.score(state, info, snap, rows)
-    return [int(x) for x in plugin.normalize(state, info, raw)]
+    return builders.run_score(plugin or ipa.new(None), pod, snap)
 
 
 # ---- filter ----------------------------------------------------------------------------------

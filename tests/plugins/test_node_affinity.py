@@ -10,7 +10,6 @@ import numpy as np
 import pytest
 
 from schedsvc.engine.podinfo import pod_info
-from schedsvc.engine.snapshot import Snapshot
 from schedsvc.errors import ConfigError
 from schedsvc.framework import SKIP, Code, PreFilterResult
 from schedsvc.model import (
@@ -30,6 +29,7 @@ from schedsvc.plugins.node_affinity import (
     ERR_REASON_POD,
 )
 from schedsvc.plugins.selectors import parse_go_int64
+from tests.builders import run_score, snapshot_of
 
 Req = NodeSelectorRequirement
 
@@ -61,15 +61,6 @@ def pod_with(
     return Pod(uid="p", name="p", node_selector=dict(node_selector or {}), affinity=aff)
 
 
-def snapshot_of(nodes: list[Node]) -> Snapshot:
-    snap = Snapshot()
-    for n in nodes:
-        snap.upsert_node(n)
-    return snap
-
-
-def all_rows(snap: Snapshot) -> np.ndarray:
-    return snap.order
 
 
 def run_filter(pl: node_affinity.NodeAffinity, pod: Pod, nodes: list[Node]) -> list[list[str]]:
@@ -362,17 +353,11 @@ LABEL4 = {"abc": "az11", "def": "az22"}
 LABEL5 = {"foo": "bar", "key": "value", "az": "az1"}
 
 
-def run_score(
+def score_labels(
     pl: node_affinity.NodeAffinity, pod: Pod, labels: list[dict[str, str]]
 ) -> list[int] | None:
     nodes = [node_with_labels(f"m{i}", lab) for i, lab in enumerate(labels)]
-    snap = snapshot_of(nodes)
-    info = pod_info(pod)
-    rows = all_rows(snap)
-    state = pl.pre_score(info, snap, rows)
-    if state is SKIP:
-        return None
-    return pl.normalize(state, info, pl.score(state, info, snap, rows)).tolist()
+    return run_score(pl, pod, snapshot_of(nodes))
 
 
 SCORE_CASES = [
@@ -407,15 +392,16 @@ SCORE_CASES = [
 
 @pytest.mark.parametrize("pod,labels,want", SCORE_CASES)
 def test_score(pod: Pod, labels: list[dict[str, str]], want: list[int] | None) -> None:
-    assert run_score(node_affinity.new(None), pod, labels) == want
+    assert score_labels(node_affinity.new(None), pod, labels) == want
 
 
 def test_added_preferred_terms_add_to_the_pods() -> None:
     pl = node_affinity.new(ADDED)
     # raw: LABEL1 2 (pod), LABEL2 3 (added), LABEL5 5 -> 40, 60, 100
-    assert run_score(pl, pod_with(preferred=AFFINITY1), [LABEL1, LABEL2, LABEL5]) == [40, 60, 100]
+    want = [40, 60, 100]
+    assert score_labels(pl, pod_with(preferred=AFFINITY1), [LABEL1, LABEL2, LABEL5]) == want
     # no pod preference: scoring still runs for the added terms
-    assert run_score(pl, pod_with(), [LABEL1, LABEL2]) == [0, 100]
+    assert score_labels(pl, pod_with(), [LABEL1, LABEL2]) == [0, 100]
 
 
 # ---- args, sign, parsing helpers -------------------------------------------------------------

@@ -14,13 +14,11 @@ from schedsvc.framework import Code
 from schedsvc.model import Node, Pod
 from schedsvc.plugins import node_name
 from schedsvc.plugins.node_name import ERR_REASON
+from tests import builders
 
 
 def snapshot_of(*names: str) -> Snapshot:
-    snap = Snapshot()
-    for n in names:
-        snap.upsert_node(Node(name=n))
-    return snap
+    return builders.snapshot_of(Node(name=n) for n in names)
 
 
 CASES = [

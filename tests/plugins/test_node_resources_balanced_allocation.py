@@ -20,6 +20,7 @@ from schedsvc.framework import SKIP
 from schedsvc.model import Container, Node, Pod
 from schedsvc.plugins import node_resources_balanced_allocation as ba
 from schedsvc.plugins.resource_scoring import is_scalar_resource_name
+from tests import builders
 
 GPU = "example.com/gpu"
 Mi = 1024 * 1024
@@ -38,27 +39,14 @@ def pod_requesting(requests: Mapping[str, int], uid: str = "p", containers: int 
     return Pod(uid=uid, containers=tuple(conts))
 
 
-def snapshot_with(nodes: Sequence[Node], placed: Sequence[tuple[Pod, str]] = ()) -> Snapshot:
-    snap = Snapshot()
-    for n in nodes:
-        snap.upsert_node(n)
-    for p, node_name in placed:
-        snap.add_pod(p, node_name)
-    return snap
+snapshot_with = builders.snapshot_of
 
 
 def run_score(
     snap: Snapshot, pod: Pod, args: Mapping[str, Any] | None = None
 ) -> list[int] | None:
     """Normalized scores over every node, or None when PreScore says Skip."""
-    plugin = ba.new(args)
-    info = pod_info(pod)
-    rows = snap.order
-    state = plugin.pre_score(info, snap, rows)
-    if state is SKIP:
-        return None
-    assert not isinstance(state, type(SKIP))
-    return plugin.normalize(state, info, plugin.score(state, info, snap, rows)).tolist()
+    return builders.run_score(ba.new(args), pod, snap)
 
 
 # ---- score -----------------------------------------------------------------------------------

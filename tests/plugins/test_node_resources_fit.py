@@ -11,7 +11,6 @@ import random
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-import numpy as np
 import pytest
 
 from schedsvc.engine.podinfo import PodInfo, pod_info
@@ -21,6 +20,8 @@ from schedsvc.framework import Code
 from schedsvc.model import Container, Node, Pod
 from schedsvc.plugins import node_resources_fit as fit
 from schedsvc.plugins.resource_scoring import is_scalar_resource_name
+from tests import builders
+from tests.builders import snapshot_of
 
 GPU = "example.com/gpu"
 Mi = 1024 * 1024
@@ -63,39 +64,24 @@ def pod_requesting(uid: str = "p", **requests: int) -> Pod:
     return pod_with(container(**requests), uid=uid)
 
 
-def snapshot_with(nodes: Sequence[Node], placed: Sequence[tuple[Pod, str]] = ()) -> Snapshot:
-    snap = Snapshot()
-    for n in nodes:
-        snap.upsert_node(n)
-    for p, node_name in placed:
-        snap.add_pod(p, node_name)
-    return snap
-
-
-def all_rows(snap: Snapshot) -> np.ndarray:
-    return snap.order
+snapshot_with = snapshot_of
 
 
 def run_filter(
     snap: Snapshot, pod: Pod, args: Mapping[str, Any] | None = None
 ) -> tuple[list[list[str]], list[bool], list[bool]]:
-    plugin = fit.new(args)
-    info = pod_info(pod)
-    state = plugin.pre_filter(info, snap).state
-    res = plugin.filter(state, info, snap, all_rows(snap))
-    reasons = [[r for r, m in res.reasons if m[i]] for i in range(len(snap.order))]
+    out = builders.run_filter(fit.new(args), pod, snap)
+    assert out is not None
+    res = out.result
     assert res.code == Code.UNSCHEDULABLE
-    assert res.unresolvable is not None
-    return reasons, res.feasible.tolist(), res.unresolvable.tolist()
+    assert isinstance(res, fit.FitFilterResult) and res.unresolvable is not None
+    return out.reasons, out.feasible, res.unresolvable.tolist()
 
 
 def run_score(snap: Snapshot, pod: Pod, args: Mapping[str, Any] | None = None) -> list[int]:
-    plugin = fit.new(args)
-    info = pod_info(pod)
-    rows = all_rows(snap)
-    state = plugin.pre_score(info, snap, rows)
-    raw = plugin.score(state, info, snap, rows)
-    return plugin.normalize(state, info, raw).tolist()
+    out = builders.run_score(fit.new(args), pod, snap)
+    assert out is not None
+    return out
 
 
 # ---- filter ----------------------------------------------------------------------------------

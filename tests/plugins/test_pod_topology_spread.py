@@ -8,14 +8,13 @@ import random
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-import numpy as np
 import pytest
 
 from schedsvc.engine.podinfo import pod_info
 from schedsvc.engine.selector_counts import SelectorCounts
 from schedsvc.engine.snapshot import Snapshot
 from schedsvc.errors import ConfigError
-from schedsvc.framework import Code, PreFilterResult, Skip
+from schedsvc.framework import Code, PreFilterResult
 from schedsvc.model import (
     Affinity,
     LabelSelector,
@@ -31,6 +30,7 @@ from schedsvc.model import (
     frozen_map,
 )
 from schedsvc.plugins import pod_topology_spread as pts
+from tests import builders
 
 HOST = "kubernetes.io/hostname"
 ZONE = "zone"
@@ -112,31 +112,16 @@ def run_filter(
     plugin: pts.PodTopologySpread, pod: Pod, snap: Snapshot
 ) -> dict[str, list[str]] | None:
     """Reasons per node name ([] = feasible); None when PreFilter says Skip."""
-    info = pod_info(pod)
-    pre = plugin.pre_filter(info, snap)
-    if isinstance(pre, Skip):
+    out = builders.run_filter(plugin, pod, snap)
+    if out is None:
         return None
-    assert isinstance(pre, PreFilterResult)
-    rows = snap.order
-    res = plugin.filter(pre.state, info, snap, rows)
-    out: dict[str, list[str]] = {}
-    for i, name in enumerate(snap.names(rows)):
-        reasons = [r for r, m in res.reasons if m[i]]
-        assert bool(res.feasible[i]) == (not reasons)
-        out[name] = reasons
-    return out
+    return dict(zip(snap.names(snap.order), out.reasons, strict=True))
 
 
 def run_score(
     plugin: pts.PodTopologySpread, pod: Pod, snap: Snapshot, feasible: Sequence[str]
 ) -> list[int] | None:
-    info = pod_info(pod)
-    rows = np.array([snap.row_of(n) for n in feasible], dtype=np.intp)
-    state = plugin.pre_score(info, snap, rows)
-    if isinstance(state, Skip):
-        return None
-    raw = plugin.score(state, info, snap, rows)
-    return [int(x) for x in plugin.normalize(state, info, raw)]
+    return builders.run_score(plugin, pod, snap, builders.rows_of(snap, feasible))
 
 
 DEFAULT = pts.new(None)

@@ -4,16 +4,15 @@ from __future__ import annotations
 
 import random
 
-import numpy as np
 import pytest
 
 from schedsvc.engine.podinfo import pod_info
-from schedsvc.engine.snapshot import Snapshot
 from schedsvc.errors import ConfigError
 from schedsvc.framework import Code
 from schedsvc.model import Node, Pod, Taint, Toleration
 from schedsvc.plugins import taint_toleration
 from schedsvc.plugins.taint_toleration import ERR_REASON_NOT_MATCH, TaintToleration
+from tests.builders import rows_of, snapshot_of
 
 
 def node_with_taints(name: str, taints: list[Taint]) -> Node:
@@ -24,15 +23,6 @@ def pod_with_tolerations(tolerations: list[Toleration]) -> Pod:
     return Pod(uid="pod1", name="pod1", tolerations=tuple(tolerations))
 
 
-def snapshot_of(nodes: list[Node]) -> Snapshot:
-    snap = Snapshot()
-    for n in nodes:
-        snap.upsert_node(n)
-    return snap
-
-
-def rows_of(snap: Snapshot, names: list[str]) -> np.ndarray:
-    return np.array([snap.index[n] for n in names], dtype=np.intp)
 
 
 def scores(pod: Pod, nodes: list[Node]) -> list[int]:
