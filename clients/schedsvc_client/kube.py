@@ -14,7 +14,7 @@ import json
 import os
 import re
 import warnings
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import yaml
@@ -361,40 +361,52 @@ def _flatten(doc: Any, path: str, kind_hint: str | None, out: list[tuple[str, An
     out.append((kind, doc, path))
 
 
-def _read(source: str | os.PathLike[str]) -> str:
+def _read(source: str | os.PathLike[str]) -> tuple[str, str | None]:
+    """The text, and the file name it came from (None for text given as such)."""
     if isinstance(source, os.PathLike):
         with open(source, encoding="utf-8") as f:
-            return f.read()
+            return f.read(), os.fspath(source)
     if "\n" not in source and not source.lstrip().startswith(("{", "[")):
         try:
             with open(source, encoding="utf-8") as f:
-                return f.read()
+                return f.read(), source
         except OSError:
             pass  # one line of YAML, not a file name
-    return source
+    return source, None
+
+
+Source = str | os.PathLike[str]
 
 
 def load_objects(
-    source: str | os.PathLike[str],
+    source: Source | Sequence[Source],
     *,
     ignore_unmodelled: bool = False,
     report: LoadReport | None = None,
     reschedule_all: bool = False,
 ) -> tuple[list[pb.Node], list[pb.Pod], list[pb.Namespace]]:
-    """Nodes, pods and namespaces from a file name, a path or the JSON/YAML text itself.
+    """Nodes, pods and namespaces from a file name, a path or the JSON/YAML text itself, or a
+    list of those read as one input.
 
     Accepts single objects, `kind: List` / NodeList / PodList, and multi-document YAML. Each
     pod's default_selector is computed from the Services, ReplicaSets, StatefulSets and
-    ReplicationControllers in the same input, and a pod without spec.priority takes its
-    PriorityClass's value from it. Succeeded and Failed pods are left out, as kube-scheduler
-    leaves them out. A pod to schedule (no spec.nodeName) that uses a field kube acts on and we
-    do not model is refused (KubeObjectError naming the field), unless `ignore_unmodelled`:
-    then the field is dropped and counted in `report` (a warning if there is none).
-    `reschedule_all` reads every pod as a new one to schedule: spec.nodeName and status dropped.
+    ReplicationControllers anywhere in the input, and a pod without spec.priority takes its
+    PriorityClass's value from it. With several sources, an error's path starts with the
+    source's file name (`pods.json:items[3]...`) or its index (`[1].items[3]...`). Succeeded
+    and Failed pods are left out, as kube-scheduler leaves them out. A pod to schedule (no
+    spec.nodeName) that uses a field kube acts on and we do not model is refused
+    (KubeObjectError naming the field), unless `ignore_unmodelled`: then the field is dropped
+    and counted in `report` (a warning if there is none). `reschedule_all` reads every pod as
+    a new one to schedule: spec.nodeName and status dropped.
     """
-    docs = _documents(_read(source))
+    several = not isinstance(source, str | os.PathLike)
+    sources: Sequence[Source] = [source] if isinstance(source, str | os.PathLike) else source
     flat: list[tuple[str, Any, str]] = []
-    _flatten(docs if len(docs) > 1 else (docs[0] if docs else None), "", None, flat)
+    for i, one in enumerate(sources):
+        text, file_name = _read(one)
+        docs = _documents(text)
+        doc = docs if len(docs) > 1 else (docs[0] if docs else None)
+        _flatten(doc, (f"{file_name}:" if file_name else f"[{i}]") if several else "", None, flat)
     selecting = [obj for kind, obj, _ in flat if kind in _SELECTING_KINDS]
     classes = PriorityClasses.from_objects(obj for kind, obj, _ in flat if kind == "PriorityClass")
     own = report if report is not None else LoadReport()

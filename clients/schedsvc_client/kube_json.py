@@ -32,7 +32,8 @@ class KubeObjectError(ValueError):
 
 
 def join(path: str, key: str) -> str:
-    return f"{path}.{key}" if path else key
+    """`path.key`; a path naming only a file (`pods.json:`) takes the key directly."""
+    return f"{path}.{key}" if path and not path.endswith(":") else f"{path}{key}"
 
 
 def as_object(obj: Any, path: str) -> Mapping[str, Any]:
