@@ -33,6 +33,7 @@ from .server.convert import namespace_from_pb, node_from_pb, pod_from_pb
 __all__ = [
     "CaseResult",
     "Mismatch",
+    "Report",
     "case_as_list",
     "conformance_dir",
     "default_paths",
