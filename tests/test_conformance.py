@@ -1,7 +1,9 @@
 """Agreement with kube-scheduler v1.35.4's recorded verdicts: every case, no exceptions.
 
 Expected values are read from ../shared/conformance and nothing else. All cases run in
-process; a sample of 30 also goes through a real server on a loopback port.
+process; a sample of 30 (and 15 of real-pods.jsonl.gz) also goes through a real server on a
+loopback port. Each case is read as a user reads a cluster: one `kind: List` through the
+client's `load_objects`.
 """
 
 from __future__ import annotations
@@ -14,15 +16,17 @@ import pytest
 
 from schedsvc.conformance import (
     CaseResult,
+    Report,
     compare_explanation,
     default_paths,
     load_cases,
     profiles_config,
+    read_case,
+    real_pods_path,
     run_case,
 )
 from schedsvc.engine.scheduler import Explanation, NodeExplanation
 from schedsvc.v1 import schedule_pb2 as pb
-from schedsvc_client.kube import node_from_kube, pod_from_kube
 
 CASES_PATH, PROFILES_PATH, PROFILES_YAML = default_paths()
 pytestmark = pytest.mark.skipif(
@@ -36,6 +40,9 @@ def _cases(path: Path) -> list[dict[str, Any]]:
 
 CASES = _cases(CASES_PATH)
 PROFILE_CASES = _cases(PROFILES_PATH)
+REAL_PODS = _cases(real_pods_path())
+FEATURES = ("sidecars", "podResources", "owners", "namespaceSelector", "matchLabelKeys",
+            "notReady", "hugepages")
 
 
 def _explain(r: CaseResult) -> str:
@@ -47,6 +54,7 @@ def _explain(r: CaseResult) -> str:
 def test_the_recording_is_complete() -> None:
     assert len(CASES) == 430
     assert len(PROFILE_CASES) == 160
+    assert len(REAL_PODS) == 330
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c["id"] for c in CASES])
@@ -54,6 +62,35 @@ def test_default_profile_case_agrees_with_kube(case: dict[str, Any]) -> None:
     r = run_case(case)
     assert not r.mismatches, _explain(r)
     assert r.checks["feasible"] == case["expected"]["numNodes"]
+
+
+_REAL_RESULTS: dict[str, CaseResult] = {}  # each case runs once for both tests below
+
+
+def _run_real(case: dict[str, Any]) -> CaseResult:
+    r = _REAL_RESULTS.get(case["id"])
+    if r is None:
+        r = _REAL_RESULTS[case["id"]] = run_case(case)
+    return r
+
+
+@pytest.mark.parametrize("case", REAL_PODS, ids=[c["id"] for c in REAL_PODS])
+def test_real_pods_case_agrees_with_kube(case: dict[str, Any]) -> None:
+    r = _run_real(case)
+    assert not r.mismatches, _explain(r)
+    assert r.checks["feasible"] == case["expected"]["numNodes"]
+
+
+def test_real_pods_report_per_feature() -> None:
+    """`make conformance` counts agreeing cases per feature; every feature is exercised."""
+    rep = Report()
+    for case in REAL_PODS:
+        if case.get("features"):
+            rep.add(_run_real(case))
+    assert set(rep.features) == set(FEATURES)
+    for feature, (agree, cases) in rep.features.items():
+        assert cases >= 30 and agree == cases, feature
+        assert f"feature:{feature} (cases)" in rep.render()
 
 
 PROFILES = profiles_config(PROFILES_YAML) if PROFILES_YAML.exists() else None
@@ -80,20 +117,19 @@ def _explanation_from_pb(resp: pb.ExplainResponse) -> Explanation:
     )
 
 
-SAMPLE = list(itertools.islice(CASES[::14], 30))
+SAMPLE = [*itertools.islice(CASES[::14], 30), *itertools.islice(REAL_PODS[::22], 15)]
 
 
 @pytest.mark.parametrize("case", SAMPLE, ids=[c["id"] for c in SAMPLE])
 def test_case_agrees_through_a_real_grpc_server(case: dict[str, Any], stub: Any) -> None:
     cluster = f"conf-{case['id']}"
+    nodes, pods, namespaces, pod = read_case(case)
     stub.UpdateSnapshot(
         pb.UpdateSnapshotRequest(
-            cluster=cluster, replace=True,
-            upsert_nodes=[node_from_kube(n) for n in case["nodes"]],
-            upsert_pods=[pod_from_kube(p) for p in case["pods"]],
+            cluster=cluster, replace=True, upsert_nodes=nodes, upsert_pods=pods,
+            upsert_namespaces=namespaces,
         )
     )
-    pod = pod_from_kube(case["pod"])
     ex = stub.Explain(pb.ExplainRequest(cluster=cluster, pod=pod))
     r = CaseResult(case["id"])
     exp = case["expected"]

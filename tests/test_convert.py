@@ -339,6 +339,27 @@ POD_CASES: list[tuple[str, Callable[[], pb.Pod], str]] = [
         "pods[2].topology_spread_constraints[0].match_label_keys",
     ),
     (
+        "restart_policy on an app container",
+        lambda: a_pod(containers=[pb.Container(name="c", restart_policy="Always")]),
+        "pods[2].containers[1].restart_policy",  # a_pod has one container already
+    ),
+    (
+        "an init container restart_policy other than Always",
+        lambda: a_pod(init_containers=[pb.Container(name="i"),
+                                       pb.Container(name="j", restart_policy="OnFailure")]),
+        "pods[2].init_containers[1].restart_policy",
+    ),
+    (
+        "a pod-level resource kube does not support",
+        lambda: a_pod(resources=pb.ResourceRequirements(requests={"example.com/gpu": "1"})),
+        'pods[2].resources.requests["example.com/gpu"]',
+    ),
+    (
+        "a bad pod-level quantity",
+        lambda: a_pod(resources=pb.ResourceRequirements(requests={"cpu": "lots"})),
+        'pods[2].resources.requests["cpu"]',
+    ),
+    (
         "a bad default selector",
         lambda: a_pod(default_selector=selector_expr("Exists", "x")),
         "pods[2].default_selector.match_expressions[0].values",
@@ -533,8 +554,12 @@ def rich_pod() -> pb.Pod:
                 ],
             )
         ],
-        init_containers=[pb.Container(name="i", requests={"cpu": "1"})],
+        init_containers=[
+            pb.Container(name="i", requests={"cpu": "1"}),
+            pb.Container(name="proxy", requests={"cpu": "50m"}, restart_policy="Always"),
+        ],
         overhead={"cpu": "10m"},
+        resources=pb.ResourceRequirements(requests={"cpu": "2", "hugepages-2Mi": "4Mi"}),
         node_selector={"disktype": "ssd"},
         affinity=a,
         tolerations=[
@@ -563,6 +588,8 @@ def test_pod_round_trip() -> None:
     assert pod.containers[0].requests["example.com/gpu"] == 1
     assert pod.tolerations[2].toleration_seconds == 30
     assert pod.topology_spread_constraints[0].min_domains == 2
+    assert [c.is_sidecar for c in pod.init_containers] == [False, True]
+    assert pod.requests == {"cpu": 2000, "hugepages-2Mi": 4 * 1024 * 1024}
     bound = rich_pod()
     bound.node_name = "n1"
     assert convert.pod_from_pb(bound, "pod").node_name == "n1"

@@ -13,15 +13,35 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections.abc import Iterable, Mapping
+import warnings
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import yaml
 from google.protobuf import json_format, message_factory
 from google.protobuf.message import Message
 
-from schedsvc.quantity import QuantityError, parse_quantity
 from schedsvc.v1 import schedule_pb2 as pb
+
+from .kube_context import PriorityClasses, default_selector_for
+from .kube_json import (
+    KubeObjectError,
+    as_int,
+    as_list,
+    as_object,
+    as_str,
+    join,
+    quantities,
+    str_map,
+)
+from .kube_resources import (
+    container_requests,
+    container_statuses,
+    pod_level_requests,
+    resize_infeasible,
+    resized_requests,
+)
+from .unmodelled import FieldPolicy, LoadReport, UnmodelledFieldWarning, audit_pending_pod
 
 __all__ = [
     "KubeObjectError",
@@ -31,91 +51,6 @@ __all__ = [
     "default_selector_for",
     "load_objects",
 ]
-
-_INT32_MAX = 2**31 - 1
-
-
-class KubeObjectError(ValueError):
-    """A Kubernetes object we cannot convert; `path` is the JSON path of the bad field."""
-
-    def __init__(self, path: str, description: str) -> None:
-        super().__init__(f"{path}: {description}" if path else description)
-        self.path = path
-        self.description = description
-
-
-def _join(path: str, key: str) -> str:
-    return f"{path}.{key}" if path else key
-
-
-def _object(obj: Any, path: str) -> Mapping[str, Any]:
-    """A JSON object, or {} for an absent (null) one: YAML writes `tolerations:` as null."""
-    if obj is None:
-        return {}
-    if not isinstance(obj, Mapping):
-        raise KubeObjectError(path, f"expected an object, got {type(obj).__name__}")
-    return obj
-
-
-def _list(obj: Any, path: str) -> list[Any]:
-    if obj is None:
-        return []
-    if not isinstance(obj, list):
-        raise KubeObjectError(path, f"expected a list, got {type(obj).__name__}")
-    return obj
-
-
-def _str(obj: Any, path: str) -> str:
-    if obj is None:
-        return ""
-    if not isinstance(obj, str):
-        raise KubeObjectError(path, f"expected a string, got {type(obj).__name__}")
-    return obj
-
-
-def _int(obj: Any, path: str, lo: int = -_INT32_MAX - 1, hi: int = _INT32_MAX) -> int:
-    if obj is None:
-        return 0
-    if isinstance(obj, bool) or not isinstance(obj, int):
-        raise KubeObjectError(path, f"expected an integer, got {obj!r}")
-    if not lo <= obj <= hi:
-        raise KubeObjectError(path, f"{obj} is out of range [{lo}, {hi}]")
-    return obj
-
-
-def _str_map(obj: Any, path: str) -> dict[str, str]:
-    """labels / nodeSelector: strings only, as kube's map[string]string unmarshalling demands."""
-    out: dict[str, str] = {}
-    for k, v in _object(obj, path).items():
-        if not isinstance(k, str):
-            raise KubeObjectError(path, f"key {k!r} is not a string")
-        if not isinstance(v, str):
-            raise KubeObjectError(_join(path, k), f"expected a string, got {v!r}")
-        out[k] = v
-    return out
-
-
-def _quantity_text(value: Any, path: str) -> str:
-    """A quantity as text: kube accepts JSON numbers (`cpu: 2`) as well as strings."""
-    if isinstance(value, bool) or not isinstance(value, str | int | float):
-        raise KubeObjectError(path, f"expected a quantity, got {value!r}")
-    text = value if isinstance(value, str) else repr(value)
-    try:
-        if parse_quantity(text) < 0:
-            raise KubeObjectError(path, f"negative quantity {text!r}")
-    except QuantityError as exc:
-        raise KubeObjectError(path, str(exc)) from None
-    return text
-
-
-def _quantities(obj: Any, path: str) -> dict[str, str]:
-    out: dict[str, str] = {}
-    for k, v in _object(obj, path).items():
-        if not isinstance(k, str) or not k:
-            raise KubeObjectError(path, f"bad resource name {k!r}")
-        out[k] = _quantity_text(v, _join(path, k))
-    return out
-
 
 # --- pass-through parts, parsed by protobuf's JSON mapping -------------------------------------
 
@@ -147,14 +82,14 @@ def _locate(data: Any, cls: type[Message], path: str, why: str) -> tuple[str, st
         err = _parse_error({key: value}, cls)
         if err is None:
             continue
-        sub = _join(path, key)
+        sub = join(path, key)
         sub_type = fd.message_type
         if sub_type is not None and sub_type.GetOptions().map_entry:
             if isinstance(value, Mapping):
                 for k, v in value.items():
                     e = _parse_error({key: {k: v}}, cls)
                     if e is not None:
-                        return _join(sub, str(k)), e
+                        return join(sub, str(k)), e
         elif fd.is_repeated:
             if isinstance(value, list):
                 for i, item in enumerate(value):
@@ -183,239 +118,206 @@ def _parse_into(message: Message, data: Mapping[str, Any], path: str) -> None:
 
 def node_from_kube(obj: Mapping[str, Any], path: str = "") -> pb.Node:
     """A v1.Node. Allocatable falls back to capacity, as the API server defaults it."""
-    obj = _object(obj, path)
-    meta = _object(obj.get("metadata"), _join(path, "metadata"))
-    spec = _object(obj.get("spec"), _join(path, "spec"))
-    status = _object(obj.get("status"), _join(path, "status"))
-    name = _str(meta.get("name"), _join(path, "metadata.name"))
+    obj = as_object(obj, path)
+    meta = as_object(obj.get("metadata"), join(path, "metadata"))
+    spec = as_object(obj.get("spec"), join(path, "spec"))
+    status = as_object(obj.get("status"), join(path, "status"))
+    name = as_str(meta.get("name"), join(path, "metadata.name"))
     if not name:
-        raise KubeObjectError(_join(path, "metadata.name"), "a node needs a name")
+        raise KubeObjectError(join(path, "metadata.name"), "a node needs a name")
     alloc_key = "allocatable" if status.get("allocatable") is not None else "capacity"
     unschedulable = spec.get("unschedulable")
     if unschedulable is not None and not isinstance(unschedulable, bool):
-        raise KubeObjectError(_join(path, "spec.unschedulable"), "expected a boolean")
+        raise KubeObjectError(join(path, "spec.unschedulable"), "expected a boolean")
     node = pb.Node(
         name=name,
-        labels=_str_map(meta.get("labels"), _join(path, "metadata.labels")),
-        allocatable=_quantities(status.get(alloc_key), _join(path, f"status.{alloc_key}")),
+        labels=str_map(meta.get("labels"), join(path, "metadata.labels")),
+        allocatable=quantities(status.get(alloc_key), join(path, f"status.{alloc_key}")),
         unschedulable=bool(unschedulable),
     )
     if spec.get("taints") is not None:
-        _parse_into(node, {"taints": spec["taints"]}, _join(path, "spec"))
+        _parse_into(node, {"taints": spec["taints"]}, join(path, "spec"))
     if status.get("images") is not None:
-        _parse_into(node, {"images": status["images"]}, _join(path, "status"))
+        _parse_into(node, {"images": status["images"]}, join(path, "status"))
     return node
 
 
 def namespace_from_kube(obj: Mapping[str, Any], path: str = "") -> pb.Namespace:
     """A v1.Namespace: its labels feed pod affinity's namespaceSelector."""
-    obj = _object(obj, path)
-    meta = _object(obj.get("metadata"), _join(path, "metadata"))
-    name = _str(meta.get("name"), _join(path, "metadata.name"))
+    obj = as_object(obj, path)
+    meta = as_object(obj.get("metadata"), join(path, "metadata"))
+    name = as_str(meta.get("name"), join(path, "metadata.name"))
     if not name:
-        raise KubeObjectError(_join(path, "metadata.name"), "a namespace needs a name")
+        raise KubeObjectError(join(path, "metadata.name"), "a namespace needs a name")
     return pb.Namespace(
-        name=name, labels=_str_map(meta.get("labels"), _join(path, "metadata.labels"))
+        name=name, labels=str_map(meta.get("labels"), join(path, "metadata.labels"))
     )
 
 
-def _port(obj: Any, path: str) -> pb.ContainerPort:
-    port = _object(obj, path)
+def _port(obj: Any, path: str, host_network: bool) -> pb.ContainerPort:
+    port = as_object(obj, path)
+    container_port = as_int(port.get("containerPort"), join(path, "containerPort"), 0, 65535)
+    host_port = as_int(port.get("hostPort"), join(path, "hostPort"), 0, 65535)
+    if host_network and host_port == 0:  # SetDefaults_Pod: hostNetwork ports are host ports
+        host_port = container_port
     # Written by hand: kube spells it hostIP, protobuf's JSON name would be hostIp.
     return pb.ContainerPort(
-        container_port=_int(port.get("containerPort"), _join(path, "containerPort"), 0, 65535),
-        host_port=_int(port.get("hostPort"), _join(path, "hostPort"), 0, 65535),
-        protocol=_str(port.get("protocol"), _join(path, "protocol")),
-        host_ip=_str(port.get("hostIP"), _join(path, "hostIP")),
+        container_port=container_port,
+        host_port=host_port,
+        protocol=as_str(port.get("protocol"), join(path, "protocol")),
+        host_ip=as_str(port.get("hostIP"), join(path, "hostIP")),
     )
 
 
-def _container(obj: Any, path: str) -> pb.Container:
-    c = _object(obj, path)
-    resources = _object(c.get("resources"), _join(path, "resources"))
-    ports_path = _join(path, "ports")
+def _container(obj: Any, path: str, init: bool, host_network: bool) -> pb.Container:
+    c = as_object(obj, path)
+    ports_path = join(path, "ports")
+    policy = as_str(c.get("restartPolicy"), join(path, "restartPolicy"))
+    if policy and (not init or policy != "Always"):
+        # kube 1.35's validation, ContainerRestartRules being off by default
+        raise KubeObjectError(
+            join(path, "restartPolicy"),
+            "only init containers may set it, and only to Always (a sidecar)",
+        )
+    ports = as_list(c.get("ports"), ports_path)
     return pb.Container(
-        name=_str(c.get("name"), _join(path, "name")),
-        image=_str(c.get("image"), _join(path, "image")),
-        requests=_quantities(resources.get("requests"), _join(path, "resources.requests")),
-        ports=[
-            _port(p, f"{ports_path}[{i}]") for i, p in enumerate(_list(c.get("ports"), ports_path))
-        ],
+        name=as_str(c.get("name"), join(path, "name")),
+        image=as_str(c.get("image"), join(path, "image")),
+        requests=container_requests(c, path),
+        ports=[_port(p, f"{ports_path}[{i}]", host_network) for i, p in enumerate(ports)],
+        restart_policy=policy,
     )
 
 
 _PASS_THROUGH = ("affinity", "tolerations", "topologySpreadConstraints")
+TERMINAL_PHASES = ("Succeeded", "Failed")
+
+
+def is_terminal(obj: Mapping[str, Any]) -> bool:
+    """A Succeeded or Failed pod: kube-scheduler's pod informer filters it out, so it holds
+    nothing on its node and is never scheduled."""
+    status = obj.get("status")
+    return isinstance(status, Mapping) and status.get("phase") in TERMINAL_PHASES
 
 
 def pod_from_kube(
     obj: Mapping[str, Any],
     path: str = "",
     default_selector: pb.LabelSelector | None = None,
+    *,
+    ignore_unmodelled: bool = False,
+    report: LoadReport | None = None,
+    priority_classes: PriorityClasses | None = None,
 ) -> pb.Pod:
-    """A v1.Pod. Without metadata.uid (a hand-written manifest) the uid is "namespace/name"."""
-    obj = _object(obj, path)
-    meta = _object(obj.get("metadata"), _join(path, "metadata"))
-    spec = _object(obj.get("spec"), _join(path, "spec"))
-    status = _object(obj.get("status"), _join(path, "status"))
-    name = _str(meta.get("name"), _join(path, "metadata.name"))
-    namespace = _str(meta.get("namespace"), _join(path, "metadata.namespace")) or "default"
-    uid = _str(meta.get("uid"), _join(path, "metadata.uid"))
+    """A v1.Pod. Without metadata.uid (a hand-written manifest) the uid is "namespace/name".
+
+    A pod without spec.nodeName is one to schedule: a field kube acts on that we do not model
+    (unmodelled.py) is refused with a KubeObjectError, or with `ignore_unmodelled` dropped and
+    counted in `report`. Requests are read as kube counts them: API-server defaults applied,
+    and for a pod on a node, an in-place resize in progress (kube_resources.py).
+    """
+    obj = as_object(obj, path)
+    meta = as_object(obj.get("metadata"), join(path, "metadata"))
+    spec = as_object(obj.get("spec"), join(path, "spec"))
+    status = as_object(obj.get("status"), join(path, "status"))
+    name = as_str(meta.get("name"), join(path, "metadata.name"))
+    namespace = as_str(meta.get("namespace"), join(path, "metadata.namespace")) or "default"
+    uid = as_str(meta.get("uid"), join(path, "metadata.uid"))
     if not uid:
         if not name:
-            raise KubeObjectError(_join(path, "metadata.name"), "a pod needs a uid or a name")
+            raise KubeObjectError(join(path, "metadata.name"), "a pod needs a uid or a name")
         uid = f"{namespace}/{name}"
-    containers_path = _join(path, "spec.containers")
-    init_path = _join(path, "spec.initContainers")
+    node_name = as_str(spec.get("nodeName"), join(path, "spec.nodeName"))
+    policy = FieldPolicy(ignore_unmodelled, report)
+    if not node_name:
+        audit_pending_pod(obj, path, policy, uid)
+    host_network = spec.get("hostNetwork") is True
+    containers = _containers(spec, path, "containers", host_network)
+    init_containers = _containers(spec, path, "initContainers", host_network)
+    if node_name:
+        _apply_resize(containers, init_containers, status, join(path, "status"))
     pod = pb.Pod(
         uid=uid,
         name=name,
         namespace=namespace,
-        labels=_str_map(meta.get("labels"), _join(path, "metadata.labels")),
-        scheduler_name=_str(spec.get("schedulerName"), _join(path, "spec.schedulerName")),
-        priority=_int(spec.get("priority"), _join(path, "spec.priority")),
-        containers=[
-            _container(c, f"{containers_path}[{i}]")
-            for i, c in enumerate(_list(spec.get("containers"), containers_path))
-        ],
-        init_containers=[
-            _container(c, f"{init_path}[{i}]")
-            for i, c in enumerate(_list(spec.get("initContainers"), init_path))
-        ],
-        overhead=_quantities(spec.get("overhead"), _join(path, "spec.overhead")),
-        node_selector=_str_map(spec.get("nodeSelector"), _join(path, "spec.nodeSelector")),
-        node_name=_str(spec.get("nodeName"), _join(path, "spec.nodeName")),
-        nominated_node_name=_str(
-            status.get("nominatedNodeName"), _join(path, "status.nominatedNodeName")
+        labels=str_map(meta.get("labels"), join(path, "metadata.labels")),
+        scheduler_name=as_str(spec.get("schedulerName"), join(path, "spec.schedulerName")),
+        priority=_priority(spec, path, node_name, policy, priority_classes, uid),
+        containers=containers,
+        init_containers=init_containers,
+        overhead=quantities(spec.get("overhead"), join(path, "spec.overhead")),
+        node_selector=str_map(spec.get("nodeSelector"), join(path, "spec.nodeSelector")),
+        node_name=node_name,
+        nominated_node_name=as_str(
+            status.get("nominatedNodeName"), join(path, "status.nominatedNodeName")
         ),
     )
+    if spec.get("resources") is not None:
+        pod.resources.requests.update(
+            pod_level_requests(spec, path, containers, init_containers)
+        )
     passed = {k: spec[k] for k in _PASS_THROUGH if spec.get(k) is not None}
     if passed:
-        _parse_into(pod, passed, _join(path, "spec"))
+        _parse_into(pod, passed, join(path, "spec"))
     if default_selector is not None:
         pod.default_selector.CopyFrom(default_selector)
     return pod
 
 
-# --- DefaultSelector ---------------------------------------------------------------------------
-
-_RS = ("apps/v1", "ReplicaSet")
-_SS = ("apps/v1", "StatefulSet")
-_RC = ("v1", "ReplicationController")
-
-
-def _namespace_of(obj: Mapping[str, Any]) -> str:
-    meta = obj.get("metadata")
-    ns = meta.get("namespace") if isinstance(meta, Mapping) else None
-    return ns if isinstance(ns, str) and ns else "default"
+def _containers(
+    spec: Mapping[str, Any], path: str, key: str, host_network: bool
+) -> list[pb.Container]:
+    list_path = join(path, f"spec.{key}")
+    return [
+        _container(c, f"{list_path}[{i}]", key == "initContainers", host_network)
+        for i, c in enumerate(as_list(spec.get(key), list_path))
+    ]
 
 
-def _name_of(obj: Mapping[str, Any]) -> str:
-    meta = obj.get("metadata")
-    name = meta.get("name") if isinstance(meta, Mapping) else None
-    return name if isinstance(name, str) else ""
+def _apply_resize(
+    containers: list[pb.Container],
+    init_containers: list[pb.Container],
+    status: Mapping[str, Any],
+    status_path: str,
+) -> None:
+    """A pod on a node counts its containers' resize status as kube does (app containers and
+    sidecars; a plain init container's status is not consulted)."""
+    statuses = container_statuses(status, status_path)
+    if not statuses:
+        return
+    infeasible = resize_infeasible(status, status_path)
+    for c in (*containers, *(c for c in init_containers if c.restart_policy == "Always")):
+        requests = resized_requests(dict(c.requests), statuses.get(c.name), infeasible)
+        if requests != c.requests:
+            c.ClearField("requests")
+            c.requests.update(requests)
 
 
-def _spec_selector(obj: Mapping[str, Any]) -> Any:
-    spec = obj.get("spec")
-    return spec.get("selector") if isinstance(spec, Mapping) else None
-
-
-def _controller_of(pod_obj: Mapping[str, Any]) -> Mapping[str, Any] | None:
-    """metav1.GetControllerOfNoCopy: the first owner reference with controller: true."""
-    meta = pod_obj.get("metadata")
-    refs = meta.get("ownerReferences") if isinstance(meta, Mapping) else None
-    for ref in refs if isinstance(refs, list) else ():
-        if isinstance(ref, Mapping) and ref.get("controller") is True:
-            return ref
-    return None
-
-
-def _string_pairs(sel: Any) -> dict[str, str] | None:
-    if not isinstance(sel, Mapping) or not all(
-        isinstance(k, str) and isinstance(v, str) for k, v in sel.items()
-    ):
-        return None
-    return dict(sel)
-
-
-def default_selector_for(
-    pod_obj: Mapping[str, Any], objects: Iterable[Mapping[str, Any]]
-) -> pb.LabelSelector | None:
-    """kube's helper.DefaultSelector, for PodTopologySpread's default constraints.
-
-    As in kube: every Service in the pod's namespace whose (non-empty) selector matches the
-    pod's labels contributes its selector; the pod's *controller* (ownerReferences with
-    controller: true) contributes its selector if it is a ReplicationController (v1), ReplicaSet
-    or StatefulSet (apps/v1) found by name in the pod's namespace. Selecting the pod is not
-    enough for a ReplicaSet: kube looks only at the controller. None when nothing contributes
-    (kube's empty selector: no default constraint applies). Malformed selectors are skipped, as
-    kube skips a selector it cannot parse.
-    """
-    objects = list(objects)
-    namespace = _namespace_of(pod_obj)
-    meta = pod_obj.get("metadata")
-    raw_labels = meta.get("labels") if isinstance(meta, Mapping) else None
-    labels = _string_pairs(raw_labels) or {}
-
-    label_set: dict[str, str] = {}
-    for obj in objects:
-        if obj.get("kind") != "Service" or _namespace_of(obj) != namespace:
-            continue
-        sel = _string_pairs(_spec_selector(obj))
-        if not sel:  # a nil selector selects nothing; an empty one adds nothing
-            continue
-        if all(labels.get(k) == v for k, v in sel.items()):
-            label_set.update(sel)
-
-    expressions: list[pb.LabelSelectorRequirement] = []
-    owner = _controller_of(pod_obj)
-    if owner is not None:
-        gvk = (owner.get("apiVersion"), owner.get("kind"))
-        target = next(
-            (
-                o
-                for o in objects
-                if (o.get("apiVersion"), o.get("kind")) == gvk
-                and gvk in (_RS, _SS, _RC)
-                and _namespace_of(o) == namespace
-                and _name_of(o) == owner.get("name")
-            ),
-            None,
+def _priority(
+    spec: Mapping[str, Any],
+    path: str,
+    node_name: str,
+    policy: FieldPolicy,
+    classes: PriorityClasses | None,
+    pod: str,
+) -> int:
+    """spec.priority, or what the Priority admission plugin would set from the class."""
+    if spec.get("priority") is not None:
+        return as_int(spec.get("priority"), join(path, "spec.priority"))
+    class_path = join(path, "spec.priorityClassName")
+    class_name = as_str(spec.get("priorityClassName"), class_path)
+    value = (classes or PriorityClasses()).resolve(class_name)
+    if value is not None:
+        return value
+    if not node_name:  # a pod on a node: its priority matters only to preemption, not run here
+        policy.unmodelled(
+            "spec.priorityClassName",
+            f"the PriorityClass {class_name!r} is not in the input and spec.priority is unset; "
+            "priority decides which nominated pods count for this pod",
+            class_path,
+            pod,
         )
-        if target is not None and gvk == _RC:
-            label_set.update(_string_pairs(_spec_selector(target)) or {})
-        elif target is not None:
-            parsed = _label_selector(_spec_selector(target))
-            if parsed is not None:
-                for k, v in parsed.match_labels.items():
-                    if label_set.get(k, v) == v:
-                        label_set[k] = v
-                    else:  # both must hold (and cannot): keep both, as selector.Add does
-                        expressions.append(
-                            pb.LabelSelectorRequirement(key=k, operator="In", values=[v])
-                        )
-                expressions.extend(parsed.match_expressions)
-    if not label_set and not expressions:
-        return None
-    return pb.LabelSelector(match_labels=label_set, match_expressions=expressions)
-
-
-_SELECTOR_OPS = {"In", "NotIn", "Exists", "DoesNotExist"}
-
-
-def _label_selector(sel: Any) -> pb.LabelSelector | None:
-    """metav1.LabelSelectorAsSelector for a workload's selector; None if nil or unparsable."""
-    if not isinstance(sel, Mapping):
-        return None
-    out = pb.LabelSelector()
-    try:
-        json_format.ParseDict(dict(sel), out, ignore_unknown_fields=True)
-    except json_format.ParseError:
-        return None
-    for r in out.match_expressions:
-        if r.operator not in _SELECTOR_OPS or (r.operator in ("In", "NotIn")) != bool(r.values):
-            return None
-    return out
+    return 0
 
 
 # --- files -------------------------------------------------------------------------------------
@@ -450,41 +352,64 @@ def _flatten(doc: Any, path: str, kind_hint: str | None, out: list[tuple[str, An
     if "items" in doc and (kind is None or (isinstance(kind, str) and kind.endswith("List"))):
         # Raw API lists (NodeList) omit each item's kind; `kubectl get` Lists keep it.
         item_kind = kind[: -len("List")] if kind and kind != "List" else None
-        items_path = _join(path, "items")
-        for i, item in enumerate(_list(doc["items"], items_path)):
+        items_path = join(path, "items")
+        for i, item in enumerate(as_list(doc["items"], items_path)):
             _flatten(item, f"{items_path}[{i}]", item_kind, out)
         return
     if not isinstance(kind, str) or not kind:
-        raise KubeObjectError(_join(path, "kind"), "missing kind")
+        raise KubeObjectError(join(path, "kind"), "missing kind")
     out.append((kind, doc, path))
 
 
-def _read(source: str | os.PathLike[str]) -> str:
+def _read(source: str | os.PathLike[str]) -> tuple[str, str | None]:
+    """The text, and the file name it came from (None for text given as such)."""
     if isinstance(source, os.PathLike):
         with open(source, encoding="utf-8") as f:
-            return f.read()
+            return f.read(), os.fspath(source)
     if "\n" not in source and not source.lstrip().startswith(("{", "[")):
         try:
             with open(source, encoding="utf-8") as f:
-                return f.read()
+                return f.read(), source
         except OSError:
             pass  # one line of YAML, not a file name
-    return source
+    return source, None
+
+
+Source = str | os.PathLike[str]
 
 
 def load_objects(
-    source: str | os.PathLike[str],
+    source: Source | Sequence[Source],
+    *,
+    ignore_unmodelled: bool = False,
+    report: LoadReport | None = None,
+    reschedule_all: bool = False,
 ) -> tuple[list[pb.Node], list[pb.Pod], list[pb.Namespace]]:
-    """Nodes, pods and namespaces from a file name, a path or the JSON/YAML text itself.
+    """Nodes, pods and namespaces from a file name, a path or the JSON/YAML text itself, or a
+    list of those read as one input.
 
     Accepts single objects, `kind: List` / NodeList / PodList, and multi-document YAML. Each
     pod's default_selector is computed from the Services, ReplicaSets, StatefulSets and
-    ReplicationControllers in the same input. Other kinds are ignored.
+    ReplicationControllers anywhere in the input, and a pod without spec.priority takes its
+    PriorityClass's value from it. With several sources, an error's path starts with the
+    source's file name (`pods.json:items[3]...`) or its index (`[1].items[3]...`). Succeeded
+    and Failed pods are left out, as kube-scheduler leaves them out. A pod to schedule (no
+    spec.nodeName) that uses a field kube acts on and we do not model is refused
+    (KubeObjectError naming the field), unless `ignore_unmodelled`: then the field is dropped
+    and counted in `report` (a warning if there is none). `reschedule_all` reads every pod as
+    a new one to schedule: spec.nodeName and status dropped.
     """
-    docs = _documents(_read(source))
+    several = not isinstance(source, str | os.PathLike)
+    sources: Sequence[Source] = [source] if isinstance(source, str | os.PathLike) else source
     flat: list[tuple[str, Any, str]] = []
-    _flatten(docs if len(docs) > 1 else (docs[0] if docs else None), "", None, flat)
+    for i, one in enumerate(sources):
+        text, file_name = _read(one)
+        docs = _documents(text)
+        doc = docs if len(docs) > 1 else (docs[0] if docs else None)
+        _flatten(doc, (f"{file_name}:" if file_name else f"[{i}]") if several else "", None, flat)
     selecting = [obj for kind, obj, _ in flat if kind in _SELECTING_KINDS]
+    classes = PriorityClasses.from_objects(obj for kind, obj, _ in flat if kind == "PriorityClass")
+    own = report if report is not None else LoadReport()
     nodes: list[pb.Node] = []
     pods: list[pb.Pod] = []
     namespaces: list[pb.Namespace] = []
@@ -492,8 +417,25 @@ def load_objects(
         if kind == "Node":
             nodes.append(node_from_kube(obj, path))
         elif kind == "Pod":
+            if is_terminal(obj):
+                own.terminal_pods += 1
+                continue
+            if reschedule_all:
+                obj = _as_new_pod(obj, path)
             selector = default_selector_for(obj, selecting) if selecting else None
-            pods.append(pod_from_kube(obj, path, selector))
+            pods.append(pod_from_kube(obj, path, selector, ignore_unmodelled=ignore_unmodelled,
+                                      report=own, priority_classes=classes))
         elif kind == "Namespace":
             namespaces.append(namespace_from_kube(obj, path))
+        elif kind not in _SELECTING_KINDS and kind != "PriorityClass":
+            own.unused_kinds[kind] += 1
+    if report is None and own.ignored:
+        warnings.warn(own.render(), UnmodelledFieldWarning, stacklevel=2)
     return nodes, pods, namespaces
+
+
+def _as_new_pod(obj: Mapping[str, Any], path: str) -> dict[str, Any]:
+    """The pod as it was created: no node, no status (statuses describe the old placement)."""
+    spec = dict(as_object(obj.get("spec"), join(path, "spec")))
+    spec.pop("nodeName", None)
+    return {**obj, "spec": spec, "status": {}}

@@ -42,6 +42,7 @@ from .report import (
     write_json,
     write_plot,
 )
+from .unmodelled import LoadReport
 from .workload import (
     Barrier,
     Churn,
@@ -493,23 +494,30 @@ def _cmd_replay(argv: Sequence[str]) -> int:
     p.add_argument("--pods", required=True, action="append", help="pods (repeatable)")
     p.add_argument("--reschedule-all", action="store_true",
                    help="ignore spec.nodeName: schedule every pod")
+    p.add_argument("--ignore-unmodelled", action="store_true",
+                   help="schedule pods that use a field kube-scheduler acts on and schedsvc "
+                   "does not model (PVC volumes, resourceClaims, schedulingGates, ...) as if "
+                   "it were absent, and report each such field and how often; by default such "
+                   "a pod is an error naming the field")
     p.add_argument("--dry-run", action="store_true", help="decide but assume nothing")
     p.add_argument("--batch-size", type=int, default=100)
     p.add_argument("--cluster", default="replay")
     _add_server_flags(p)
     args = p.parse_args(argv)
-    nodes: list[pb.Node] = []
-    pods: list[pb.Pod] = []
-    namespaces: list[pb.Namespace] = []
-    for source in [*args.nodes, *args.pods]:
-        n, ps, ns = load_objects(source)
-        nodes += n
-        pods += ps
-        namespaces += ns
-    bound = [] if args.reschedule_all else [q for q in pods if q.node_name]
-    pending = [q for q in pods if args.reschedule_all or not q.node_name]
-    for q in pending:
-        q.node_name = ""
+    # One input: Services, ReplicaSets and PriorityClasses in one file apply to pods in another.
+    report = LoadReport()
+    nodes, pods, namespaces = load_objects(
+        [*args.nodes, *args.pods], ignore_unmodelled=args.ignore_unmodelled, report=report,
+        reschedule_all=args.reschedule_all)
+    if report.render():
+        print(report.render())
+    bound = [q for q in pods if q.node_name]
+    pending = [q for q in pods if not q.node_name]
+    sidecars = sum(any(c.restart_policy == "Always" for c in q.init_containers) for q in pending)
+    pod_level = sum(bool(q.resources.requests) for q in pending)
+    if sidecars or pod_level:
+        print(f"to schedule: {sidecars} with sidecars, {pod_level} with pod-level resources "
+              "(effective requests as kube counts them)")
     server = None if args.target else EmbeddedServer(
         server_command(None if args.seed < 0 else args.seed, args.config, args.feature_gates))
     try:

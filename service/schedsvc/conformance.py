@@ -1,11 +1,14 @@
 """Agreement with kube-scheduler v1.35.4 on its recorded verdicts (shared/conformance).
 
-Each case goes Kubernetes JSON -> our proto (the client's converter) -> domain (the server's
-converter) -> engine: Explain for the per-node verdicts and scores, a dry-run Schedule for the
-chosen node. Every expected value is read from the recording; nothing comes from our output.
+Each case is read the way a user reads a cluster: its nodes, pods, the pod to schedule and its
+objects (Namespaces, ReplicaSets, Services) as one `kind: List` through the client's
+`kubectl get -o json` reader -> our proto -> domain (the server's converter) -> engine: Explain
+for the per-node verdicts and scores, a dry-run Schedule for the chosen node. Every expected
+value is read from the recording; nothing comes from our output.
 
-`python -m schedsvc.conformance [--cases FILE ...]` prints agreement per aspect and plugin and
-the first differing case of each, so a regression points at its plugin at once.
+`python -m schedsvc.conformance [--cases FILE ...]` prints agreement per aspect and plugin, per
+feature of a case (real-pods.jsonl.gz lists them) and the first differing case of each aspect,
+so a regression points at its plugin at once.
 """
 
 from __future__ import annotations
@@ -25,19 +28,41 @@ import yaml
 from .config import SchedulerConfig, parse_config
 from .engine.scheduler import Engine, Explanation, SnapshotUpdate
 from .model import Outcome
-from .server.convert import node_from_pb, pod_from_pb
+from .server.convert import namespace_from_pb, node_from_pb, pod_from_pb
 
-__all__ = ["CaseResult", "Mismatch", "default_paths", "load_cases", "run_case", "main"]
+__all__ = [
+    "CaseResult",
+    "Mismatch",
+    "Report",
+    "case_as_list",
+    "conformance_dir",
+    "default_paths",
+    "load_cases",
+    "read_case",
+    "real_pods_path",
+    "run_case",
+    "main",
+]
+
+
+def conformance_dir() -> Path:
+    """shared/conformance beside the repository, or $SCHEDSVC_CONFORMANCE_DIR."""
+    env = os.environ.get("SCHEDSVC_CONFORMANCE_DIR")
+    if env:
+        return Path(env)
+    return Path(__file__).resolve().parents[3] / "shared" / "conformance"
 
 
 def default_paths() -> tuple[Path, Path, Path]:
     """cases.jsonl.gz, profiles.jsonl.gz and profiles.yaml beside the repository."""
-    env = os.environ.get("SCHEDSVC_CONFORMANCE_DIR")
-    if env:
-        base = Path(env)
-    else:
-        base = Path(__file__).resolve().parents[3] / "shared" / "conformance"
+    base = conformance_dir()
     return base / "cases.jsonl.gz", base / "profiles.jsonl.gz", base / "profiles.yaml"
+
+
+def real_pods_path() -> Path:
+    """real-pods.jsonl.gz: sidecars, pod-level resources, owners, namespaces, ... (default
+    profile)."""
+    return conformance_dir() / "real-pods.jsonl.gz"
 
 
 def load_cases(path: Path) -> Iterator[dict[str, Any]]:
@@ -59,6 +84,7 @@ class Mismatch:
 @dataclass(slots=True)
 class CaseResult:
     case: str
+    features: tuple[str, ...] = ()  # what the case exercises (real-pods.jsonl.gz lists them)
     checks: dict[str, int] = field(default_factory=dict)  # aspect -> number compared
     mismatches: list[Mismatch] = field(default_factory=list)
 
@@ -75,20 +101,45 @@ def _engine_for(case: Mapping[str, Any], config: SchedulerConfig | None) -> Engi
     return Engine(config, seed=1, batching_enabled=False)
 
 
-def _to_domain(case: Mapping[str, Any]) -> tuple[SnapshotUpdate, Any]:
-    from schedsvc_client.kube import node_from_kube, pod_from_kube
+def case_as_list(case: Mapping[str, Any]) -> dict[str, Any]:
+    """The case as `kubectl get nodes,pods,... -o json` would print it: one List."""
+    items: list[Any] = [{"apiVersion": "v1", "kind": "Node", **n} for n in case["nodes"]]
+    items += [{"apiVersion": "v1", "kind": "Pod", **p} for p in (*case["pods"], case["pod"])]
+    items += case.get("objects", ())
+    return {"apiVersion": "v1", "kind": "List", "items": items}
 
-    nodes = [
-        node_from_pb(node_from_kube(n), f"nodes[{i}]") for i, n in enumerate(case["nodes"])
-    ]
-    pods = [pod_from_pb(pod_from_kube(p), f"pods[{i}]") for i, p in enumerate(case["pods"])]
-    pod = pod_from_pb(pod_from_kube(case["pod"]), "pod")
-    return SnapshotUpdate(replace=True, upsert_nodes=nodes, upsert_pods=pods), pod
+
+def read_case(case: Mapping[str, Any]) -> tuple[Any, list[Any], list[Any], Any]:
+    """Nodes, bound pods, namespaces and the pod to schedule, as the client's reader reads the
+    case's List (schedsvc.v1 messages)."""
+    from schedsvc_client.kube import load_objects
+
+    nodes, pods, namespaces = load_objects(json.dumps(case_as_list(case)))
+    uid = case["pod"]["metadata"].get("uid")
+    pending = [p for p in pods if not p.node_name and p.uid == uid]
+    if len(pending) != 1:
+        raise ValueError(f"case {case['id']}: the pod to schedule was not read back")
+    return nodes, [p for p in pods if p.node_name], namespaces, pending[0]
+
+
+def _to_domain(case: Mapping[str, Any]) -> tuple[SnapshotUpdate, Any]:
+    nodes, pods, namespaces, pod = read_case(case)
+    return (
+        SnapshotUpdate(
+            replace=True,
+            upsert_nodes=[node_from_pb(n, f"nodes[{i}]") for i, n in enumerate(nodes)],
+            upsert_pods=[pod_from_pb(p, f"pods[{i}]") for i, p in enumerate(pods)],
+            upsert_namespaces=[
+                namespace_from_pb(ns, f"namespaces[{i}]") for i, ns in enumerate(namespaces)
+            ],
+        ),
+        pod_from_pb(pod, "pod"),
+    )
 
 
 def run_case(case: Mapping[str, Any], config: SchedulerConfig | None = None) -> CaseResult:
     """Compare one recorded case with our engine, aspect by aspect, as the README asks."""
-    res = CaseResult(case["id"])
+    res = CaseResult(case["id"], tuple(case.get("features", ())))
     exp = case["expected"]
     engine = _engine_for(case, config)
     try:
@@ -149,11 +200,16 @@ class Report:
     checks: dict[str, int] = field(default_factory=dict)
     wrong: dict[str, int] = field(default_factory=dict)
     first: dict[str, Mismatch] = field(default_factory=dict)
+    features: dict[str, list[int]] = field(default_factory=dict)  # feature -> [agree, cases]
 
     def add(self, r: CaseResult) -> None:
         self.cases += 1
         if r.mismatches:
             self.failed_cases.append(r.case)
+        for f in r.features:
+            counts = self.features.setdefault(f, [0, 0])
+            counts[0] += not r.mismatches
+            counts[1] += 1
         for k, v in r.checks.items():
             self.checks[k] = self.checks.get(k, 0) + v
         for m in r.mismatches:
@@ -165,6 +221,8 @@ class Report:
         for k in sorted(self.checks):
             n = self.checks[k]
             lines.append(f"{k:34} {n - self.wrong.get(k, 0):>8} {n:>8}")
+        for f, (agree, n) in sorted(self.features.items()):
+            lines.append(f"{'feature:' + f + ' (cases)':34} {agree:>8} {n:>8}")
         lines.append(
             f"cases: {self.cases - len(self.failed_cases)}/{self.cases} agree on every aspect"
         )
@@ -194,12 +252,16 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--cases", type=Path, default=cases_path)
     ap.add_argument("--profiles", type=Path, default=profiles_path)
     ap.add_argument("--profiles-config", type=Path, default=profiles_yaml)
+    ap.add_argument("--real-pods", type=Path, default=real_pods_path())
     args = ap.parse_args(argv)
     ok = True
-    print(f"== {args.cases} (default profile)")
-    rep = run_all(load_cases(args.cases))
-    print(rep.render())
-    ok &= not rep.failed_cases
+    for path in (args.cases, args.real_pods):
+        if path is args.real_pods and not path.exists():
+            continue
+        print(f"{'' if path is args.cases else chr(10)}== {path} (default profile)")
+        rep = run_all(load_cases(path))
+        print(rep.render())
+        ok &= not rep.failed_cases
     if args.profiles.exists():
         print(f"\n== {args.profiles} ({args.profiles_config.name})")
         rep2 = run_all(load_cases(args.profiles), profiles_config(args.profiles_config))

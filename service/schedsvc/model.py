@@ -20,6 +20,9 @@ __all__ = [
     "PODS",
     "DEFAULT_MILLI_CPU_REQUEST",
     "DEFAULT_MEMORY_REQUEST",
+    "CONTAINER_RESTART_POLICY_ALWAYS",
+    "HUGEPAGES_PREFIX",
+    "is_supported_pod_level_resource",
     "Taint",
     "with_node",
     "Toleration",
@@ -55,6 +58,13 @@ DEFAULT_MILLI_CPU_REQUEST = 100
 DEFAULT_MEMORY_REQUEST = 200 * 1024 * 1024
 
 _EMPTY: Mapping[str, str] = MappingProxyType({})
+
+HUGEPAGES_PREFIX = "hugepages-"
+
+
+def is_supported_pod_level_resource(name: str) -> bool:
+    """kube's IsSupportedPodLevelResource: what pod-level spec.resources may name."""
+    return name in (CPU, MEMORY) or name.startswith(HUGEPAGES_PREFIX)
 
 
 def frozen_map(d: Mapping[str, str] | None = None) -> Mapping[str, str]:
@@ -221,6 +231,11 @@ class ContainerPort:
     host_ip: str = ""
 
 
+# An init container with this restartPolicy is a sidecar (kube's restartable init container):
+# it starts in order with the init containers and keeps running beside the app containers.
+CONTAINER_RESTART_POLICY_ALWAYS = "Always"
+
+
 @dataclass(frozen=True, slots=True)
 class Container:
     name: str
@@ -228,6 +243,12 @@ class Container:
     # canonical units; a key that is absent is "not set" (kube tells unset from zero)
     requests: Mapping[str, int] = field(default_factory=lambda: MappingProxyType({}))
     ports: tuple[ContainerPort, ...] = ()
+    restart_policy: str = ""  # init containers only: "Always" makes it a sidecar
+
+    @property
+    def is_sidecar(self) -> bool:
+        """kube's isRestartableInitContainer (meaningful for init containers)."""
+        return self.restart_policy == CONTAINER_RESTART_POLICY_ALWAYS
 
 
 @dataclass(frozen=True, slots=True)
@@ -264,6 +285,9 @@ class Pod:
     init_containers: tuple[Container, ...] = ()
     overhead: Mapping[str, int] = field(default_factory=lambda: MappingProxyType({}))
     node_selector: Mapping[str, str] = field(default_factory=frozen_map)
+    # Pod-level spec.resources.requests (PodLevelResources): cpu, memory, hugepages-* only.
+    # When set they replace the containers' aggregate for those resources (engine/podinfo.py).
+    requests: Mapping[str, int] = field(default_factory=lambda: MappingProxyType({}))
     affinity: Affinity | None = None
     tolerations: tuple[Toleration, ...] = ()
     topology_spread_constraints: tuple[TopologySpreadConstraint, ...] = ()

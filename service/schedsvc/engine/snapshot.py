@@ -369,18 +369,13 @@ class Snapshot:
         self.requested[row, 3] += sign  # pods
         self.nonzero_requested[row, 0] += sign * info.nonzero_cpu
         self.nonzero_requested[row, 1] += sign * info.nonzero_memory
-        for c in rec.pod.containers:
-            for p in c.ports:
-                if p.host_port <= 0:
-                    continue
-                key = (p.protocol or "TCP", p.host_port)
-                ips = self.host_ports.setdefault(key, {})
-                ip = p.host_ip or "0.0.0.0"
-                arr = ips.get(ip)
-                if arr is None:
-                    arr = np.zeros(self.capacity, dtype=np.int32)
-                    ips[ip] = arr
-                arr[row] += sign
+        for protocol, port, ip in info.host_ports:  # app containers' and sidecars'
+            ips = self.host_ports.setdefault((protocol, port), {})
+            arr = ips.get(ip)
+            if arr is None:
+                arr = np.zeros(self.capacity, dtype=np.int32)
+                ips[ip] = arr
+            arr[row] += sign
 
     def add_listener(self, listener: PodListener) -> None:
         """Register an index and replay the pods already held into it."""

@@ -2,8 +2,8 @@
 
 A wanted (protocol, port) on 0.0.0.0 conflicts with that pair in use on any IP; on a specific IP
 it conflicts with the pair in use on that IP or on 0.0.0.0. Protocol defaults to TCP, IP to
-0.0.0.0. Only `containers` ports count (kube also counts restartable init containers, which
-our model cannot express). Reads usage (`snap.host_ports`): not static.
+0.0.0.0. App containers' and sidecars' ports count (kube's GetHostPorts; PodInfo.host_ports).
+Reads usage (`snap.host_ports`): not static.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from ..engine.podinfo import PodInfo
+from ..engine.podinfo import HostPort, PodInfo
 from ..engine.snapshot import BoolArray, Snapshot
 from ..errors import ConfigError
 from ..framework import SKIP, Code, FilterResult, PluginTraits, PreFilterResult, Rows, Skip
@@ -24,21 +24,11 @@ __all__ = ["NAME", "ERR_REASON", "DEFAULT_BIND_ALL_HOST_IP", "NodePorts", "wante
 NAME = "NodePorts"
 ERR_REASON = "node(s) didn't have free ports for the requested pod ports"
 DEFAULT_BIND_ALL_HOST_IP = "0.0.0.0"
-_DEFAULT_PROTOCOL = "TCP"
-
-HostPort = tuple[str, int, str]  # (protocol, host port, host ip), sanitized
 
 
 def wanted_ports(pod: PodInfo) -> tuple[HostPort, ...]:
     """The pod's host ports (hostPort > 0), protocol and IP defaulted as HostPortInfo does."""
-    out: list[HostPort] = []
-    for c in pod.pod.containers:
-        for p in c.ports:
-            if p.host_port <= 0:
-                continue
-            protocol = p.protocol or _DEFAULT_PROTOCOL
-            out.append((protocol, p.host_port, p.host_ip or DEFAULT_BIND_ALL_HOST_IP))
-    return tuple(out)
+    return pod.host_ports
 
 
 def conflicts(snap: Snapshot, port: HostPort, rows: Rows) -> BoolArray:

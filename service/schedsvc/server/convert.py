@@ -28,6 +28,7 @@ from .validation import (
     ip_error,
     label_value_error,
     labels,
+    pod_level_resources,
     qualified_name_error,
     resources,
 )
@@ -411,6 +412,7 @@ def _container(c: pb.Container, prefix: str, index: int) -> model.Container:
         image=c.image,
         requests=resources(c.requests, f"{path}.requests", container=True),
         ports=tuple(_port(p, f"{path}.ports[{i}]") for i, p in enumerate(c.ports)),
+        restart_policy=c.restart_policy,
     )
     _remember(_CONTAINERS, key, out)
     return out
@@ -418,7 +420,20 @@ def _container(c: pb.Container, prefix: str, index: int) -> model.Container:
 
 def _containers(cs: Iterable[pb.Container], prefix: str, name: str) -> tuple[model.Container, ...]:
     path = f"{prefix}.{name}"
-    return tuple([_container(c, path, i) for i, c in enumerate(cs)])
+    out = tuple([_container(c, path, i) for i, c in enumerate(cs)])
+    for i, c in enumerate(out):  # outside the cache: the same bytes are fine in one list only
+        if c.restart_policy:
+            _check_restart_policy(c.restart_policy, f"{path}[{i}].restart_policy", name)
+    return out
+
+
+def _check_restart_policy(policy: str, path: str, name: str) -> None:
+    """kube's validation with ContainerRestartRules off (its 1.35 default): only init
+    containers may set restartPolicy, and only to Always (a sidecar)."""
+    if name != "init_containers":
+        raise InvalidArgument(path, "only init containers may set restart_policy")
+    if policy != model.CONTAINER_RESTART_POLICY_ALWAYS:
+        raise InvalidArgument(path, f"{policy!r} is not supported: only \"Always\" (a sidecar)")
 
 
 # --- top level ---------------------------------------------------------------------------------
@@ -486,6 +501,10 @@ def _pod(msg: pb.Pod, prefix: str) -> model.Pod:
     if namespace != "default" and (not DNS1123_LABEL_RE.match(namespace) or len(namespace) > 63):
         raise InvalidArgument(f"{prefix}.namespace", f"{namespace!r} is not a namespace name")
     # Truthiness and HasField are cheap on upb messages; ListFields is not.
+    containers = _containers(msg.containers, prefix, "containers") if msg.containers else ()
+    init_containers = (
+        _containers(msg.init_containers, prefix, "init_containers") if msg.init_containers else ()
+    )
     return model.Pod(
         uid=msg.uid,
         name=msg.name,
@@ -493,12 +512,8 @@ def _pod(msg: pb.Pod, prefix: str) -> model.Pod:
         labels=labels(msg.labels, f"{prefix}.labels") if msg.labels else _NO_LABELS,
         scheduler_name=msg.scheduler_name or "default-scheduler",
         priority=msg.priority,
-        containers=_containers(msg.containers, prefix, "containers") if msg.containers else (),
-        init_containers=(
-            _containers(msg.init_containers, prefix, "init_containers")
-            if msg.init_containers
-            else ()
-        ),
+        containers=containers,
+        init_containers=init_containers,
         overhead=(
             resources(msg.overhead, f"{prefix}.overhead", container=True)
             if msg.overhead
@@ -508,6 +523,13 @@ def _pod(msg: pb.Pod, prefix: str) -> model.Pod:
             labels(msg.node_selector, f"{prefix}.node_selector")
             if msg.node_selector
             else _NO_LABELS
+        ),
+        # Supported resources only; not checked against the containers' aggregate as kube's
+        # API server does: kube-scheduler takes them as given (recorded pods carry smaller ones).
+        requests=(
+            pod_level_resources(msg.resources.requests, f"{prefix}.resources.requests")
+            if msg.HasField("resources")
+            else _EMPTY_INTS
         ),
         affinity=_affinity(msg.affinity, prefix) if msg.HasField("affinity") else None,
         tolerations=(

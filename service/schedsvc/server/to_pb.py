@@ -113,6 +113,7 @@ def _container_to_pb(c: model.Container) -> pb.Container:
             )
             for p in c.ports
         ],
+        restart_policy=c.restart_policy,
     )
 
 
@@ -162,6 +163,8 @@ def pod_to_pb(pod: model.Pod) -> pb.Pod:
         _affinity_to_pb(pod.affinity, out.affinity)
     if pod.default_selector is not None:
         out.default_selector.CopyFrom(label_selector_to_pb(pod.default_selector))
+    if pod.requests:
+        out.resources.requests.update(_quantities(pod.requests))
     return out
 
 

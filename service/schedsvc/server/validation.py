@@ -27,6 +27,7 @@ __all__ = [
     "label_value_error",
     "labels",
     "qualified_name_error",
+    "pod_level_resources",
     "resources",
 ]
 
@@ -146,3 +147,15 @@ def resources(m: Mapping[str, str], path: str, container: bool = False) -> Mappi
         except InvalidArgument as exc:
             raise InvalidArgument(f"{path}{field_key(k)}", exc.description) from None
     return MappingProxyType(out)
+
+
+def pod_level_resources(m: Mapping[str, str], path: str) -> Mapping[str, int]:
+    """Pod-level spec.resources.requests: kube's API validation allows cpu, memory and
+    hugepages-* only (IsSupportedPodLevelResource)."""
+    for k in m:
+        if not model.is_supported_pod_level_resource(k):
+            raise InvalidArgument(
+                f"{path}{field_key(k)}",
+                f"{k!r} is not a supported pod-level resource (cpu, memory, hugepages-*)",
+            )
+    return resources(m, path)

@@ -1,0 +1,173 @@
+"""Fields of a pod kube-scheduler v1.35 acts on and schedsvc does not model: refused or reported.
+
+A pod to schedule that uses one of them would get an answer kube would not give (a PVC it may
+never bind, a scheduling gate that keeps it pending, ...). By default the reader refuses it with
+a KubeObjectError naming the JSON path and why; with `ignore_unmodelled=True` it drops the field,
+schedules without it, and counts it in a LoadReport, so the difference is visible, never silent.
+docs/kube-fields.md lists every field kube's default plugins read and what we do with it.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections import Counter
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from .kube_json import KubeObjectError, as_list, as_object, join
+
+__all__ = [
+    "IgnoredField",
+    "LoadReport",
+    "FieldPolicy",
+    "UnmodelledFieldWarning",
+    "VOLUME_SOURCES",
+    "audit_pending_pod",
+]
+
+_PVC = (
+    "VolumeBinding, VolumeRestrictions, VolumeZone and NodeVolumeLimits read the claim, its "
+    "PersistentVolume, StorageClass and the node's CSINode; kube keeps the pod pending while "
+    "the claim is missing or cannot bind"
+)
+_CONFLICT = "VolumeRestrictions rejects a node where another pod uses the same disk"
+_ATTACH = "NodeVolumeLimits counts it (migrated to CSI) against the node's attach limit in CSINode"
+
+# spec.volumes[].<source> a default plugin reads -> why it matters
+VOLUME_SOURCES: Mapping[str, str] = {
+    "persistentVolumeClaim": _PVC,
+    "ephemeral": "a generic ephemeral volume is a PersistentVolumeClaim made for the pod: " + _PVC,
+    "gcePersistentDisk": f"{_CONFLICT}, and {_ATTACH}",
+    "awsElasticBlockStore": f"{_CONFLICT}, and {_ATTACH}",
+    "rbd": _CONFLICT,
+    "iscsi": _CONFLICT,
+    "azureDisk": _ATTACH,
+    "azureFile": _ATTACH,
+    "cinder": _ATTACH,
+    "vsphereVolume": _ATTACH,
+    "portworxVolume": _ATTACH,
+}
+
+SCHEDULING_GATES = "SchedulingGates keeps the pod out of scheduling until every gate is removed"
+RESOURCE_CLAIMS = (
+    "DynamicResources allocates the claims' devices from ResourceSlices and filters nodes by them"
+)
+DELETING = "kube-scheduler does not schedule a pod that is being deleted"
+STATUS_RESOURCES = (
+    "kube scores a pending pod with its status resources (in-place resize) but filters it on "
+    "its spec"
+)
+
+
+class UnmodelledFieldWarning(UserWarning):
+    """Fields were ignored in the lenient mode and no LoadReport was given to hold them."""
+
+
+@dataclass(slots=True)
+class IgnoredField:
+    field: str  # the field, list indexes elided: spec.volumes[].persistentVolumeClaim
+    why: str
+    count: int = 0  # occurrences
+    pods: int = 0  # distinct pods
+    first: str = ""  # the JSON path of the first occurrence
+
+
+@dataclass(slots=True)
+class LoadReport:
+    """What a read left out. Fields ignored in the lenient mode, pods kube-scheduler does not
+    see (Succeeded/Failed: its informer filters them out), object kinds nothing reads. Meant to
+    ride along with whatever a reader returns (nodes, pods, namespaces, budgets, ...)."""
+
+    ignored: dict[str, IgnoredField] = field(default_factory=dict)
+    terminal_pods: int = 0
+    unused_kinds: Counter[str] = field(default_factory=Counter)
+    _pods_seen: set[tuple[str, str]] = field(default_factory=set, repr=False)
+
+    def ignore(self, name: str, why: str, path: str, pod: str) -> None:
+        entry = self.ignored.get(name)
+        if entry is None:
+            entry = self.ignored[name] = IgnoredField(name, why, first=path)
+        entry.count += 1
+        if (name, pod) not in self._pods_seen:
+            self._pods_seen.add((name, pod))
+            entry.pods += 1
+
+    def render(self) -> str:
+        lines = []
+        for e in sorted(self.ignored.values(), key=lambda e: e.field):
+            lines.append(
+                f"ignored {e.field}: {e.count} time(s) in {e.pods} pod(s), first at {e.first} "
+                f"({e.why})"
+            )
+        if self.terminal_pods:
+            lines.append(
+                f"left out {self.terminal_pods} Succeeded/Failed pod(s), as kube-scheduler does"
+            )
+        if self.unused_kinds:
+            kinds = ", ".join(f"{k} ({n})" for k, n in sorted(self.unused_kinds.items()))
+            lines.append(f"not used: {kinds}")
+        return "\n".join(lines)
+
+
+@dataclass(slots=True)
+class FieldPolicy:
+    """Strict (the default) refuses an unmodelled field; lenient records it in `report`."""
+
+    ignore_unmodelled: bool = False
+    report: LoadReport | None = None
+
+    def unmodelled(self, name: str, why: str, path: str, pod: str) -> None:
+        if not self.ignore_unmodelled:
+            raise KubeObjectError(
+                path,
+                f"not modelled: {why} (load with ignore_unmodelled=True to schedule "
+                "without it; the difference is then reported)",
+            )
+        if self.report is None:
+            warnings.warn(
+                f"{path}: ignored, not modelled: {why}", UnmodelledFieldWarning, stacklevel=4
+            )
+            return
+        self.report.ignore(name, why, path, pod)
+
+
+def audit_pending_pod(obj: Mapping[str, Any], path: str, policy: FieldPolicy, pod: str) -> None:
+    """Apply `policy` to every unmodelled field of a pod to be scheduled (no spec.nodeName).
+
+    A pod already on a node is not audited: these fields change only where the pod itself can
+    go (gates, claims, its own volumes' conflicts and limits), and the pods we schedule are
+    audited, so a bound pod's volumes or claims cannot change our answer for them.
+    """
+    meta = as_object(obj.get("metadata"), join(path, "metadata"))
+    spec = as_object(obj.get("spec"), join(path, "spec"))
+    status = as_object(obj.get("status"), join(path, "status"))
+    if meta.get("deletionTimestamp") is not None:
+        policy.unmodelled(
+            "metadata.deletionTimestamp", DELETING, join(path, "metadata.deletionTimestamp"), pod
+        )
+    if as_list(spec.get("schedulingGates"), join(path, "spec.schedulingGates")):
+        policy.unmodelled(
+            "spec.schedulingGates", SCHEDULING_GATES, join(path, "spec.schedulingGates"), pod
+        )
+    if as_list(spec.get("resourceClaims"), join(path, "spec.resourceClaims")):
+        policy.unmodelled(
+            "spec.resourceClaims", RESOURCE_CLAIMS, join(path, "spec.resourceClaims"), pod
+        )
+    volumes_path = join(path, "spec.volumes")
+    for i, vol in enumerate(as_list(spec.get("volumes"), volumes_path)):
+        vol = as_object(vol, f"{volumes_path}[{i}]")
+        for source, why in VOLUME_SOURCES.items():
+            if vol.get(source) is not None:
+                policy.unmodelled(
+                    f"spec.volumes[].{source}", why, f"{volumes_path}[{i}].{source}", pod
+                )
+    for key in ("containerStatuses", "initContainerStatuses"):
+        list_path = join(path, f"status.{key}")
+        for i, cs in enumerate(as_list(status.get(key), list_path)):
+            cs = as_object(cs, f"{list_path}[{i}]")
+            for sub in ("resources", "allocatedResources"):
+                if cs.get(sub) is not None:
+                    policy.unmodelled(
+                        f"status.{key}[].{sub}", STATUS_RESOURCES, f"{list_path}[{i}].{sub}", pod
+                    )
