@@ -16,8 +16,9 @@ from collections.abc import Mapping
 
 import pytest
 
-from schedsvc.engine.podinfo import host_ports, pod_info, pod_requests
+from schedsvc.engine.podinfo import host_ports, pod_info
 from schedsvc.model import CPU, MEMORY, Container, ContainerPort, Pod
+from schedsvc.resourcehelper import pod_requests
 
 Mi = 1024 * 1024
 Gi = 1024 * Mi

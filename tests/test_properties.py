@@ -16,10 +16,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from schedsvc.config import parse_config
-from schedsvc.engine.podinfo import pod_requests
 from schedsvc.engine.scheduler import Cluster, Engine, SnapshotUpdate
 from schedsvc.errors import InvalidArgument
 from schedsvc.model import Outcome
+from schedsvc.resourcehelper import pod_requests
 from tests.strategies import make_pod, node, nodes, pod_shapes
 
 

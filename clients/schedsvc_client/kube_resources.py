@@ -16,9 +16,9 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from schedsvc import model
-from schedsvc.engine.podinfo import pod_requests
 from schedsvc.errors import InvalidArgument
 from schedsvc.quantity import parse_quantity, to_canonical
+from schedsvc.resourcehelper import pod_requests
 from schedsvc.v1 import schedule_pb2 as pb
 
 from .kube_json import KubeObjectError, as_list, as_object, as_str, join, quantities
