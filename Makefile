@@ -27,10 +27,10 @@ run: gen
 	$(BIN)/python -m schedsvc_client.load default --size medium --embedded
 
 lint: $(STAMP)
-	$(BIN)/ruff check service clients tests bench
+	$(BIN)/ruff check service clients tests bench tools
 
 typecheck: gen
-	$(BIN)/mypy service clients
+	$(BIN)/mypy service clients tools
 
 test: lint typecheck
 	$(BIN)/python -m pytest
@@ -39,7 +39,7 @@ bench: gen
 	$(BIN)/python bench/run_all.py
 
 conformance: gen
-	$(BIN)/python -m schedsvc.conformance
+	$(BIN)/python -m tools.conformance
 
 clean:
 	rm -rf $(VENV) $(GEN)

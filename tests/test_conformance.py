@@ -14,7 +14,9 @@ from typing import Any
 
 import pytest
 
-from schedsvc.conformance import (
+from schedsvc.engine.scheduler import Explanation, NodeExplanation
+from schedsvc.v1 import schedule_pb2 as pb
+from tools.conformance import (
     CaseResult,
     Report,
     compare_explanation,
@@ -25,8 +27,6 @@ from schedsvc.conformance import (
     real_pods_path,
     run_case,
 )
-from schedsvc.engine.scheduler import Explanation, NodeExplanation
-from schedsvc.v1 import schedule_pb2 as pb
 
 CASES_PATH, PROFILES_PATH, PROFILES_YAML = default_paths()
 pytestmark = pytest.mark.skipif(

@@ -6,7 +6,7 @@ objects (Namespaces, ReplicaSets, Services) as one `kind: List` through the clie
 for the per-node verdicts and scores, a dry-run Schedule for the chosen node. Every expected
 value is read from the recording; nothing comes from our output.
 
-`python -m schedsvc.conformance [--cases FILE ...]` prints agreement per aspect and plugin, per
+`python -m tools.conformance [--cases FILE ...]` prints agreement per aspect and plugin, per
 feature of a case (real-pods.jsonl.gz lists them) and the first differing case of each aspect,
 so a regression points at its plugin at once.
 """
@@ -25,10 +25,10 @@ from typing import Any
 
 import yaml
 
-from .config import SchedulerConfig, parse_config
-from .engine.scheduler import Engine, Explanation, SnapshotUpdate
-from .model import Outcome
-from .server.convert import namespace_from_pb, node_from_pb, pod_from_pb
+from schedsvc.config import SchedulerConfig, parse_config
+from schedsvc.engine.scheduler import Engine, Explanation, SnapshotUpdate
+from schedsvc.model import Outcome
+from schedsvc.server.convert import namespace_from_pb, node_from_pb, pod_from_pb
 
 __all__ = [
     "CaseResult",
@@ -50,7 +50,7 @@ def conformance_dir() -> Path:
     env = os.environ.get("SCHEDSVC_CONFORMANCE_DIR")
     if env:
         return Path(env)
-    return Path(__file__).resolve().parents[3] / "shared" / "conformance"
+    return Path(__file__).resolve().parents[2] / "shared" / "conformance"
 
 
 def default_paths() -> tuple[Path, Path, Path]:
@@ -248,7 +248,7 @@ def profiles_config(path: Path) -> SchedulerConfig:
 
 def main(argv: list[str] | None = None) -> int:
     cases_path, profiles_path, profiles_yaml = default_paths()
-    ap = argparse.ArgumentParser(prog="python -m schedsvc.conformance", description=__doc__)
+    ap = argparse.ArgumentParser(prog="python -m tools.conformance", description=__doc__)
     ap.add_argument("--cases", type=Path, default=cases_path)
     ap.add_argument("--profiles", type=Path, default=profiles_path)
     ap.add_argument("--profiles-config", type=Path, default=profiles_yaml)
