@@ -27,7 +27,6 @@ __all__ = [
     "FilterOutcome",
     "find_nodes_that_fit",
     "fit_error_message",
-    "NominatedCheck",
     "NominatedPods",
     "filter_block",
 ]
@@ -134,9 +133,6 @@ class NominatedPods:
     rows: Rows
     check: Callable[[Rows], tuple[Rows, list[Rejection]]]
 
-
-# kept for callers that only need the check
-NominatedCheck = NominatedPods
 
 
 def find_nodes_that_fit(

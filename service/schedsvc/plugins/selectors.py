@@ -27,7 +27,6 @@ import numpy as np
 from ..engine.snapshot import BoolArray, IntArray, LabelColumn, Snapshot
 from ..framework import Rows
 from ..model import (
-    LabelSelector,
     NodeSelectorRequirement,
     NodeSelectorTerm,
     Pod,
@@ -54,7 +53,6 @@ __all__ = [
     "field_requirement_mask",
     "term_mask",
     "label_set_mask",
-    "label_selector_mask",
     "weighted_terms_score",
 ]
 
@@ -315,17 +313,6 @@ def label_set_mask(pairs: Iterable[tuple[str, str]], snap: Snapshot, rows: Rows)
         if col is None or vid is None:
             return np.zeros(len(rows), dtype=np.bool_)
         out &= col.ids[rows] == vid
-    return out
-
-
-def label_selector_mask(sel: LabelSelector, snap: Snapshot, rows: Rows) -> BoolArray:
-    """LabelSelector.matches (model.py) over node labels: an unknown operator matches nothing."""
-    out = label_set_mask(sel.match_labels, snap, rows)
-    for r in sel.match_expressions:
-        if r.operator not in ("In", "NotIn", "Exists", "DoesNotExist"):
-            return np.zeros(len(rows), dtype=np.bool_)
-        req = LabelRequirement(key=r.key, operator=r.operator, values=tuple(r.values))
-        out &= label_requirement_mask(req, snap, rows)
     return out
 
 

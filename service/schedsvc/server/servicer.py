@@ -19,7 +19,7 @@ from .admission import Admission
 from .convert import namespace_from_pb, node_from_pb, pod_from_pb
 from .status import mapped_errors
 
-__all__ = ["Limits", "ScheduleServicer", "placement_to_pb", "explanation_to_pb"]
+__all__ = ["Limits", "ScheduleServicer", "explanation_to_pb"]
 
 _OUTCOME = {
     Outcome.SCHEDULED: pb.Placement.SCHEDULED,
@@ -100,12 +100,6 @@ def _requests(
     except grpc.RpcError:
         if context.is_active():
             raise
-
-
-def placement_to_pb(p: Placement) -> pb.Placement:
-    out = pb.Placement()
-    _fill_placement(out, p)
-    return out
 
 
 def _fill_placement(out: pb.Placement, p: Placement) -> None:
