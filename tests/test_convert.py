@@ -8,8 +8,9 @@ import pytest
 
 from schedsvc import model
 from schedsvc.errors import InvalidArgument
-from schedsvc.server import convert, to_pb
+from schedsvc.server import convert
 from schedsvc.v1 import schedule_pb2 as pb
+from tests import to_pb
 
 
 def a_pod(**kw: object) -> pb.Pod:
