@@ -28,6 +28,7 @@ run: gen
 
 lint: $(STAMP)
 	$(BIN)/ruff check service clients tests bench tools
+	$(BIN)/lint-imports
 
 typecheck: gen
 	$(BIN)/mypy service clients tools

@@ -10,8 +10,6 @@ from typing import Any
 
 import numpy as np
 
-from schedsvc.engine.podinfo import pod_info
-from schedsvc.engine.snapshot import Snapshot
 from schedsvc.framework import (
     FilterResult,
     PreFilterPlugin,
@@ -20,6 +18,8 @@ from schedsvc.framework import (
     Rows,
     Skip,
 )
+from schedsvc.framework.podinfo import pod_info
+from schedsvc.framework.snapshot import Snapshot
 from schedsvc.model import Node, Pod
 
 __all__ = ["snapshot_of", "rows_of", "Filtered", "run_filter", "run_score"]

@@ -9,8 +9,8 @@ import pytest
 from prometheus_client import CollectorRegistry
 
 from schedsvc.config import parse_config
-from schedsvc.engine.podinfo import pod_info
 from schedsvc.engine.scheduler import Cluster, Engine, SnapshotUpdate
+from schedsvc.framework.podinfo import pod_info
 from schedsvc.model import Outcome, TopologySpreadConstraint
 from schedsvc.observability.metrics import PrometheusObserver
 from tests.strategies import make_pod, node

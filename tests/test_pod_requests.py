@@ -16,7 +16,7 @@ from collections.abc import Mapping
 
 import pytest
 
-from schedsvc.engine.podinfo import host_ports, pod_info
+from schedsvc.framework.podinfo import host_ports, pod_info
 from schedsvc.model import CPU, MEMORY, Container, ContainerPort, Pod
 from schedsvc.resourcehelper import pod_requests
 

@@ -8,9 +8,9 @@ import random
 import numpy as np
 import pytest
 
-from schedsvc.engine.podinfo import pod_info
-from schedsvc.engine.snapshot import Snapshot, normalized_image_name
 from schedsvc.errors import ConfigError
+from schedsvc.framework.podinfo import pod_info
+from schedsvc.framework.snapshot import Snapshot, normalized_image_name
 from schedsvc.model import Container, ContainerImage, Node, Pod
 from schedsvc.plugins import image_locality
 

@@ -13,11 +13,11 @@ from dataclasses import dataclass, field
 import numpy as np
 import pytest
 
-from schedsvc.engine.affinity_index import AffinityIndex
-from schedsvc.engine.podinfo import pod_info
-from schedsvc.engine.snapshot import Snapshot
 from schedsvc.errors import ConfigError
 from schedsvc.framework import SKIP, Code
+from schedsvc.framework.affinity_index import AffinityIndex
+from schedsvc.framework.podinfo import pod_info
+from schedsvc.framework.snapshot import Snapshot
 from schedsvc.model import (
     Affinity,
     LabelSelector,

@@ -9,9 +9,9 @@ from collections.abc import Mapping
 import numpy as np
 import pytest
 
-from schedsvc.engine.podinfo import pod_info
 from schedsvc.errors import ConfigError
 from schedsvc.framework import SKIP, Code, PreFilterResult
+from schedsvc.framework.podinfo import pod_info
 from schedsvc.model import (
     Affinity,
     Node,

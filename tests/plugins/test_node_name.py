@@ -7,10 +7,10 @@ import random
 import numpy as np
 import pytest
 
-from schedsvc.engine.podinfo import pod_info
-from schedsvc.engine.snapshot import Snapshot
 from schedsvc.errors import ConfigError
 from schedsvc.framework import Code
+from schedsvc.framework.podinfo import pod_info
+from schedsvc.framework.snapshot import Snapshot
 from schedsvc.model import Node, Pod
 from schedsvc.plugins import node_name
 from schedsvc.plugins.node_name import ERR_REASON

@@ -7,10 +7,10 @@ import random
 import numpy as np
 import pytest
 
-from schedsvc.engine.podinfo import pod_info
-from schedsvc.engine.snapshot import Snapshot
 from schedsvc.errors import ConfigError
 from schedsvc.framework import SKIP, Code, PreFilterResult
+from schedsvc.framework.podinfo import pod_info
+from schedsvc.framework.snapshot import Snapshot
 from schedsvc.model import Container, ContainerPort, Node, Pod
 from schedsvc.plugins import node_ports
 from schedsvc.plugins.node_ports import ERR_REASON

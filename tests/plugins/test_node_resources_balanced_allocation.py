@@ -13,10 +13,10 @@ from typing import Any
 
 import pytest
 
-from schedsvc.engine.podinfo import PodInfo, pod_info
-from schedsvc.engine.snapshot import Snapshot
 from schedsvc.errors import ConfigError
 from schedsvc.framework import SKIP
+from schedsvc.framework.podinfo import PodInfo, pod_info
+from schedsvc.framework.snapshot import Snapshot
 from schedsvc.model import Container, Node, Pod
 from schedsvc.plugins import node_resources_balanced_allocation as ba
 from schedsvc.plugins.resource_scoring import is_scalar_resource_name

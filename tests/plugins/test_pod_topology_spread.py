@@ -10,11 +10,11 @@ from typing import Any
 
 import pytest
 
-from schedsvc.engine.podinfo import pod_info
-from schedsvc.engine.selector_counts import SelectorCounts
-from schedsvc.engine.snapshot import Snapshot
 from schedsvc.errors import ConfigError
 from schedsvc.framework import Code, PreFilterResult
+from schedsvc.framework.podinfo import pod_info
+from schedsvc.framework.selector_counts import SelectorCounts
+from schedsvc.framework.snapshot import Snapshot
 from schedsvc.model import (
     Affinity,
     LabelSelector,

@@ -9,8 +9,8 @@ from typing import Any
 import numpy as np
 import pytest
 
-from schedsvc.engine.podinfo import pod_info
-from schedsvc.engine.snapshot import Snapshot
+from schedsvc.framework.podinfo import pod_info
+from schedsvc.framework.snapshot import Snapshot
 from schedsvc.model import Container, Node, Pod
 from schedsvc.plugins import node_resources_balanced_allocation as balanced
 from schedsvc.plugins import node_resources_fit as fit

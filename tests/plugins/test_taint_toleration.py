@@ -6,9 +6,9 @@ import random
 
 import pytest
 
-from schedsvc.engine.podinfo import pod_info
 from schedsvc.errors import ConfigError
 from schedsvc.framework import Code
+from schedsvc.framework.podinfo import pod_info
 from schedsvc.model import Node, Pod, Taint, Toleration
 from schedsvc.plugins import taint_toleration
 from schedsvc.plugins.taint_toleration import ERR_REASON_NOT_MATCH, TaintToleration

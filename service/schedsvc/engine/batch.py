@@ -25,12 +25,12 @@ from typing import Any
 import numpy as np
 
 from ..framework import Rows
+from ..framework.podinfo import PodInfo
+from ..framework.snapshot import Snapshot
 from .observer import Observer
-from .podinfo import PodInfo
 from .runtime import CycleState, Framework, ScoreResult
 from .score_cache import COMPACT_MIN, ScoreCache
 from .signature import PodSigner
-from .snapshot import Snapshot
 
 __all__ = ["FlushReason", "BatchAttempt", "HintResult", "OpportunisticBatch"]
 

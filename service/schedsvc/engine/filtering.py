@@ -15,9 +15,9 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..framework import Code, Rows
-from .podinfo import PodInfo
+from ..framework.podinfo import PodInfo
+from ..framework.snapshot import Snapshot
 from .runtime import BlockResult, CycleState, Framework, Rejection
-from .snapshot import Snapshot
 
 __all__ = [
     "MIN_FEASIBLE_NODES_TO_FIND",

@@ -28,10 +28,10 @@ from ..framework import (
     SignPlugin,
     SignRescoredPlugin,
 )
+from ..framework.podinfo import PodInfo
+from ..framework.snapshot import BoolArray, IntArray, Snapshot
 from ..plugins.registry import Registry
 from .observer import NULL_OBSERVER, Observer
-from .podinfo import PodInfo
-from .snapshot import BoolArray, IntArray, Snapshot
 
 __all__ = ["Framework", "CycleState", "Rejection", "BlockResult", "ScoreResult"]
 

@@ -19,9 +19,11 @@ import numpy as np
 from ..config import SchedulerConfig
 from ..errors import FailedPrecondition, InvalidArgument
 from ..framework import Rows
+from ..framework.affinity_index import pod_has_pod_affinity
+from ..framework.podinfo import PodInfo, pod_info
+from ..framework.snapshot import Snapshot
 from ..model import Namespace, Node, Outcome, Pod, with_node
 from ..plugins.registry import Registry, in_tree_registry
-from .affinity_index import pod_has_pod_affinity
 from .batch import HintResult, OpportunisticBatch
 from .filtering import (
     Diagnosis,
@@ -33,10 +35,8 @@ from .filtering import (
     prefilter_rejection,
 )
 from .observer import NULL_OBSERVER, Observer
-from .podinfo import PodInfo, pod_info
 from .runtime import Framework, Rejection
 from .select_host import best_positions, select_host
-from .snapshot import Snapshot
 
 # kube records per-plugin durations in 10% of cycles (pluginMetricsSamplePercent); we take
 # every 10th cycle, deterministic and as cheap

@@ -20,10 +20,10 @@ from typing import Any
 import numpy as np
 
 from ..framework import Rows
-from .podinfo import PodInfo
+from ..framework.podinfo import PodInfo
+from ..framework.snapshot import BoolArray, IntArray
 from .runtime import Framework
 from .select_host import best_positions, select_host
-from .snapshot import BoolArray, IntArray
 
 __all__ = ["ScoreCache", "COMPACT_MIN"]
 

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from ..framework import Rows
-from .snapshot import IntArray
+from ..framework.snapshot import IntArray
 
 __all__ = ["select_host", "best_positions"]
 

@@ -10,8 +10,8 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
+from ..framework.podinfo import PodInfo
 from ..model import Pod
-from .podinfo import PodInfo
 from .runtime import Framework
 
 __all__ = ["Signed", "sign_pod", "PodSigner"]

@@ -16,10 +16,10 @@ from typing import Any
 
 import numpy as np
 
-from ..engine.podinfo import PodInfo
-from ..engine.snapshot import IntArray, Snapshot, normalized_image_name
 from ..errors import ConfigError
 from ..framework import MAX_NODE_SCORE, PluginTraits, Rows
+from ..framework.podinfo import PodInfo
+from ..framework.snapshot import IntArray, Snapshot, normalized_image_name
 
 __all__ = [
     "NAME",

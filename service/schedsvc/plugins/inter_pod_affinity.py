@@ -27,17 +27,6 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from ..engine.affinity_index import (
-    AffinityIndex,
-    CountArray,
-    NamespaceFilter,
-    SelectorKey,
-    merge_label_keys,
-    pod_has_pod_affinity,
-    topology_counts,
-)
-from ..engine.podinfo import PodInfo
-from ..engine.snapshot import BoolArray, IntArray, Snapshot
 from ..errors import ConfigError
 from ..framework import (
     MAX_NODE_SCORE,
@@ -49,6 +38,17 @@ from ..framework import (
     Rows,
     Skip,
 )
+from ..framework.affinity_index import (
+    AffinityIndex,
+    CountArray,
+    NamespaceFilter,
+    SelectorKey,
+    merge_label_keys,
+    pod_has_pod_affinity,
+    topology_counts,
+)
+from ..framework.podinfo import PodInfo
+from ..framework.snapshot import BoolArray, IntArray, Snapshot
 from ..model import LabelSelector, Pod, PodAffinityTerm, WeightedPodAffinityTerm
 
 __all__ = [

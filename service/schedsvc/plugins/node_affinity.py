@@ -16,8 +16,6 @@ from typing import Any
 
 import numpy as np
 
-from ..engine.podinfo import PodInfo
-from ..engine.snapshot import IntArray, Snapshot
 from ..errors import ConfigError
 from ..framework import (
     SKIP,
@@ -29,6 +27,8 @@ from ..framework import (
     Skip,
     default_normalize_score,
 )
+from ..framework.podinfo import PodInfo
+from ..framework.snapshot import IntArray, Snapshot
 from ..model import (
     NodeAffinity as NodeAffinitySpec,
 )

@@ -14,10 +14,10 @@ from typing import Any
 
 import numpy as np
 
-from ..engine.podinfo import HostPort, PodInfo
-from ..engine.snapshot import BoolArray, Snapshot
 from ..errors import ConfigError
 from ..framework import SKIP, Code, FilterResult, PluginTraits, PreFilterResult, Rows, Skip
+from ..framework.podinfo import HostPort, PodInfo
+from ..framework.snapshot import BoolArray, Snapshot
 
 __all__ = ["NAME", "ERR_REASON", "DEFAULT_BIND_ALL_HOST_IP", "NodePorts", "wanted_ports", "new"]
 

@@ -15,10 +15,10 @@ from typing import Any
 
 import numpy as np
 
-from ..engine.podinfo import PodInfo
-from ..engine.snapshot import IntArray, Snapshot
 from ..errors import ConfigError
 from ..framework import SKIP, PluginTraits, Rows, Skip
+from ..framework.podinfo import PodInfo
+from ..framework.snapshot import IntArray, Snapshot
 from .resource_scoring import (
     DEFAULT_RESOURCES,
     ResourceSpec,

@@ -15,10 +15,10 @@ from typing import Any
 
 import numpy as np
 
-from ..engine.podinfo import PodInfo
-from ..engine.snapshot import BoolArray, IntArray, Snapshot
 from ..errors import ConfigError
 from ..framework import Code, FilterResult, PluginTraits, PreFilterResult, Rows
+from ..framework.podinfo import PodInfo
+from ..framework.snapshot import BoolArray, IntArray, Snapshot
 from ..model import CPU, EPHEMERAL_STORAGE, MEMORY, PODS
 from ..names import is_qualified_name
 from .resource_scoring import (

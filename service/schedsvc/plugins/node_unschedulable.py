@@ -7,10 +7,10 @@ from typing import Any
 
 import numpy as np
 
-from ..engine.podinfo import PodInfo
-from ..engine.snapshot import Snapshot
 from ..errors import ConfigError
 from ..framework import Code, FilterResult, PluginTraits, Rows
+from ..framework.podinfo import PodInfo
+from ..framework.snapshot import Snapshot
 from ..model import Taint
 
 __all__ = ["NAME", "NodeUnschedulable", "new", "ERR_REASON_UNSCHEDULABLE"]

@@ -17,9 +17,9 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from ..engine.snapshot import IntArray, Snapshot
 from ..errors import ConfigError
 from ..framework import MAX_NODE_SCORE, Rows
+from ..framework.snapshot import IntArray, Snapshot
 from ..model import CPU, EPHEMERAL_STORAGE, MEMORY
 from ..names import is_qualified_name
 

@@ -24,8 +24,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..engine.snapshot import BoolArray, IntArray, LabelColumn, Snapshot
 from ..framework import Rows
+from ..framework.snapshot import BoolArray, IntArray, LabelColumn, Snapshot
 from ..model import (
     NodeSelectorRequirement,
     NodeSelectorTerm,

@@ -15,10 +15,10 @@ from typing import Any
 
 import numpy as np
 
-from ..engine.podinfo import PodInfo
-from ..engine.snapshot import BoolArray, IntArray, Snapshot
 from ..errors import ConfigError
 from ..framework import Code, FilterResult, PluginTraits, Rows, default_normalize_score
+from ..framework.podinfo import PodInfo
+from ..framework.snapshot import BoolArray, IntArray, Snapshot
 from ..model import Taint, Toleration
 
 __all__ = [

@@ -9,8 +9,8 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from ...engine.selector_counts import SelectorCounts
-from ...engine.snapshot import BoolArray, IntArray, LabelColumn, Snapshot
+from ...framework.selector_counts import SelectorCounts
+from ...framework.snapshot import BoolArray, IntArray, LabelColumn, Snapshot
 from ...model import LabelSelector, Pod, TopologySpreadConstraint
 from ..selectors import required_node_affinity
 from .args import HONOR

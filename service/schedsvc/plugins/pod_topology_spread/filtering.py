@@ -11,10 +11,10 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from ...engine.podinfo import PodInfo
-from ...engine.selector_counts import SelectorCounts
-from ...engine.snapshot import BoolArray, Snapshot
 from ...framework import Code, FilterResult, PreFilterResult, Rows
+from ...framework.podinfo import PodInfo
+from ...framework.selector_counts import SelectorCounts
+from ...framework.snapshot import BoolArray, Snapshot
 from .args import ERR_REASON_CONSTRAINTS_NOT_MATCH, ERR_REASON_NODE_LABEL_NOT_MATCH, MAX_INT32
 from .common import Constraint, NodeMasks, has_all_keys, match_counts
 

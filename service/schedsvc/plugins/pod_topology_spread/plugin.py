@@ -8,9 +8,9 @@ from typing import Any
 
 import numpy as np
 
-from ...engine.podinfo import PodInfo
-from ...engine.snapshot import IntArray, Snapshot
 from ...framework import SKIP, FilterResult, PluginTraits, PreFilterResult, Rows, Skip
+from ...framework.podinfo import PodInfo
+from ...framework.snapshot import IntArray, Snapshot
 from ...model import Pod
 from . import filtering, scoring
 from .args import (

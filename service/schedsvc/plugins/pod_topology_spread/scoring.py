@@ -13,10 +13,10 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from ...engine.podinfo import PodInfo
-from ...engine.selector_counts import SelectorCounts
-from ...engine.snapshot import BoolArray, IntArray, Snapshot
 from ...framework import MAX_NODE_SCORE, Rows
+from ...framework.podinfo import PodInfo
+from ...framework.selector_counts import SelectorCounts
+from ...framework.snapshot import BoolArray, IntArray, Snapshot
 from .args import LABEL_HOSTNAME
 from .common import Constraint, NodeMasks, go_round, has_all_keys, match_counts, value_ids
 

@@ -15,8 +15,8 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 import numpy.typing as npt
 
-from .engine.podinfo import PodInfo
-from .engine.snapshot import BoolArray, IntArray, Snapshot
+from .podinfo import PodInfo
+from .snapshot import BoolArray, IntArray, Snapshot
 
 __all__ = [
     "MAX_NODE_SCORE",
