@@ -14,6 +14,7 @@ import json
 import os
 import re
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 import yaml
@@ -30,6 +31,8 @@ __all__ = [
     "namespace_from_kube",
     "default_selector_for",
     "load_objects",
+    "KubeCluster",
+    "load_cluster",
 ]
 
 _INT32_MAX = 2**31 - 1
@@ -291,6 +294,9 @@ def pod_from_kube(
     passed = {k: spec[k] for k in _PASS_THROUGH if spec.get(k) is not None}
     if passed:
         _parse_into(pod, passed, _join(path, "spec"))
+    from .kube_preemption import set_preemption_fields  # it imports this module's helpers
+
+    set_preemption_fields(pod, meta, spec, status, path)
     if default_selector is not None:
         pod.default_selector.CopyFrom(default_selector)
     return pod
@@ -481,9 +487,19 @@ def load_objects(
     pod's default_selector is computed from the Services, ReplicaSets, StatefulSets and
     ReplicationControllers in the same input. Other kinds are ignored.
     """
+    return _convert(_flat(source))
+
+
+def _flat(source: str | os.PathLike[str]) -> list[tuple[str, Any, str]]:
     docs = _documents(_read(source))
     flat: list[tuple[str, Any, str]] = []
     _flatten(docs if len(docs) > 1 else (docs[0] if docs else None), "", None, flat)
+    return flat
+
+
+def _convert(
+    flat: list[tuple[str, Any, str]],
+) -> tuple[list[pb.Node], list[pb.Pod], list[pb.Namespace]]:
     selecting = [obj for kind, obj, _ in flat if kind in _SELECTING_KINDS]
     nodes: list[pb.Node] = []
     pods: list[pb.Pod] = []
@@ -497,3 +513,23 @@ def load_objects(
         elif kind == "Namespace":
             namespaces.append(namespace_from_kube(obj, path))
     return nodes, pods, namespaces
+
+
+@dataclass(frozen=True)
+class KubeCluster:
+    """What `load_cluster` read: the snapshot parts of a `kubectl get -o json` dump."""
+
+    nodes: list[pb.Node] = field(default_factory=list)
+    pods: list[pb.Pod] = field(default_factory=list)
+    namespaces: list[pb.Namespace] = field(default_factory=list)
+    pod_disruption_budgets: list[pb.PodDisruptionBudget] = field(default_factory=list)
+
+
+def load_cluster(source: str | os.PathLike[str]) -> KubeCluster:
+    """load_objects plus policy/v1 PodDisruptionBudgets (what DefaultPreemption reads)."""
+    from .kube_preemption import pdb_from_kube
+
+    flat = _flat(source)
+    nodes, pods, namespaces = _convert(flat)
+    pdbs = [pdb_from_kube(obj, path) for kind, obj, path in flat if kind == "PodDisruptionBudget"]
+    return KubeCluster(nodes, pods, namespaces, pdbs)

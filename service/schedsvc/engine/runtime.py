@@ -17,6 +17,7 @@ from ..framework import (
     SKIP,
     Code,
     FilterPlugin,
+    FilterResult,
     Plugin,
     PreFilterPlugin,
     PreFilterResult,
@@ -41,6 +42,9 @@ class Rejection:
     rows: Rows
     reasons: list[tuple[str, Rows]]
     code: str
+    # rows among `rows` whose status is UnschedulableAndUnresolvable although `code` is
+    # Unschedulable (a resource beyond allocatable, a reason_codes entry): preemption skips them
+    unresolvable: Rows | None = None
 
 
 @dataclass(slots=True)
@@ -213,7 +217,9 @@ class Framework:
                 continue
             bad_rows = _as_rows(sub[bad])
             reasons = [(r, _as_rows(sub[m & bad])) for r, m in res.reasons if (m & bad).any()]
-            rejections.append(Rejection(p.name, bad_rows, reasons, res.code))
+            rejections.append(
+                Rejection(p.name, bad_rows, reasons, res.code, _unresolvable(res, sub, bad))
+            )
             feasible[live[bad]] = False
             live = live[ok]
         return BlockResult(feasible, rejections)
@@ -331,6 +337,21 @@ class Framework:
                 return None, False
             parts.append(p.name.encode() + b"\x00" + s + b"\x01")
         return b"".join(parts), full
+
+
+def _unresolvable(res: FilterResult, sub: Rows, bad: BoolArray) -> Rows | None:
+    """The rejected rows whose code is UnschedulableAndUnresolvable under an Unschedulable
+    result: by a plugin's per-row flag (NodeResourcesFit) or a reason's own code."""
+    if res.code == Code.UNRESOLVABLE:
+        return None
+    mask: BoolArray | None = getattr(res, "unresolvable", None)
+    for reason, m in res.reasons:
+        if res.reason_codes.get(reason) == Code.UNRESOLVABLE:
+            mask = m if mask is None else mask | m
+    if mask is None:
+        return None
+    mask = mask & bad
+    return _as_rows(sub[mask]) if mask.any() else None
 
 
 def _pre_filter_status(res: object) -> str:

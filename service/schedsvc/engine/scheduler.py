@@ -19,7 +19,7 @@ import numpy as np
 from ..config import SchedulerConfig
 from ..errors import FailedPrecondition, InvalidArgument
 from ..framework import Rows
-from ..model import Namespace, Node, Outcome, Pod, with_node
+from ..model import Namespace, Node, Outcome, Pod, PodDisruptionBudget, with_node
 from ..plugins.registry import Registry, in_tree_registry
 from .affinity_index import pod_has_pod_affinity
 from .batching import BatchState, HintResult
@@ -34,7 +34,8 @@ from .filtering import (
 )
 from .observer import NULL_OBSERVER, Observer
 from .podinfo import PodInfo, pod_info
-from .runtime import Framework, Rejection
+from .preemption import Candidate, PreemptionResult, Victim, preempt
+from .runtime import CycleState, Framework, Rejection
 from .snapshot import Snapshot
 
 # kube records per-plugin durations in 10% of cycles (pluginMetricsSamplePercent); we take
@@ -64,6 +65,9 @@ class Placement:
     score: int = 0
     nodes_evaluated: int = 0
     nodes_feasible: int = 0
+    # DefaultPreemption found room: the node the pod is nominated to, the pods to evict there
+    nominated_node_name: str = ""
+    victims: tuple[Victim, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,6 +80,8 @@ class SnapshotUpdate:
     upsert_namespaces: Sequence[Namespace] = ()
     expected_generation: int = 0
     expected_epoch: str = ""
+    upsert_pod_disruption_budgets: Sequence[PodDisruptionBudget] = ()
+    remove_pod_disruption_budgets: Sequence[str] = ()  # "namespace/name"
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,6 +108,9 @@ class Explanation:
     nodes: tuple[NodeExplanation, ...]
     chosen_node: str
     message: str
+    # when nothing fits and the profile preempts: every candidate node, and kube's pick
+    candidates: tuple[Candidate, ...] = ()
+    nominated_node: str = ""
 
 
 def _holds_pod_terms(snap: Snapshot, node_name: str) -> bool:
@@ -156,6 +165,13 @@ class Cluster:
                 snap.remove_node(name)
             for ns in upd.upsert_namespaces:
                 snap.upsert_namespace(ns)
+            # budgets only steer preemption: no filter or score reads them, batch state stays
+            for key in upd.remove_pod_disruption_budgets:
+                if snap.pdbs.pop(key, None) is not None:
+                    snap.generation += 1
+            for pdb in upd.upsert_pod_disruption_budgets:
+                snap.pdbs[pdb.key] = pdb
+                snap.generation += 1
             for node in upd.upsert_nodes:
                 if dirty is not None and _holds_pod_terms(snap, node.name):
                     dirty = None  # its labels place those terms' domains
@@ -214,6 +230,13 @@ class Cluster:
                 return True
             return not upd.replace and name in snap.index and name not in removed
 
+        keys: set[str] = set()
+        for i, pdb in enumerate(upd.upsert_pod_disruption_budgets):
+            if pdb.key in keys:
+                raise InvalidArgument(
+                    f"upsert_pod_disruption_budgets[{i}].name", f"duplicate budget {pdb.key!r}"
+                )
+            keys.add(pdb.key)
         uids: set[str] = set()
         for i, pod in enumerate(upd.upsert_pods):
             if pod.uid in uids:
@@ -299,10 +322,16 @@ class Cluster:
             self.next_start_index %= len(order)
         start_row = int(order[self.next_start_index]) if len(order) else 0
         nominated = self._nominated_pods(info)
-        # nominated pods change feasibility through a second pass the cache does not model
+        # a pod we nominated (preemption) and the client sends again lands there first
+        nominated_rec = snap.nominated.get(pod.uid)
+        nominated_to = pod.nominated_node_name or (
+            nominated_rec.nominated_node_name if nominated_rec is not None else ""
+        )
+        # nominated pods change feasibility through a second pass the cache does not model;
+        # a nominated pod tries its node before any hint
         hint = (
             batch.get_node_hint(info, snap, cycle, self.rng, start_row)
-            if nominated is None
+            if nominated is None and not nominated_to
             else HintResult(None)
         )
         if hint.row is not None:
@@ -331,12 +360,13 @@ class Cluster:
         if cs.rejected is not None:
             diag = prefilter_rejection(cs, snap)
             batch.store_failure(cycle)
+            post = self._post_filter(fw, cs, info, diag, nominated, dry_run)
             obs.scheduled(fw.name, "unschedulable", time.perf_counter() - started)
-            return self._unschedulable(pod, cycle, num_all, diag, 0)
+            return self._unschedulable(pod, cycle, num_all, diag, 0, post)
 
-        if pod.nominated_node_name:
-            row = snap.row_of(pod.nominated_node_name)
-            if row is not None and (cs.allowed is None or pod.nominated_node_name in cs.allowed):
+        if nominated_to:
+            row = snap.row_of(nominated_to)
+            if row is not None and (cs.allowed is None or nominated_to in cs.allowed):
                 rows = np.array([row], dtype=np.intp)
                 ok = rows[filter_block(fw, cs, info, snap, rows, nominated).feasible]
                 if len(ok):
@@ -365,9 +395,13 @@ class Cluster:
             self.next_start_index = (self.next_start_index + fo.processed) % num_all
         feasible = fo.feasible
         if len(feasible) == 0:
+            # a preempting pod is a failed cycle for the batch state too (kube's pod_failed)
             batch.store_failure(cycle)
+            post = self._post_filter(fw, cs, info, fo.diagnosis, nominated, dry_run)
             obs.scheduled(fw.name, "unschedulable", time.perf_counter() - started)
-            return self._unschedulable(pod, cycle, num_all, fo.diagnosis, fo.processed)
+            return self._unschedulable(
+                pod, cycle, num_all, fo.diagnosis, fo.processed, post
+            )
         if len(feasible) == 1:
             row = int(feasible[0])
             batch.store_unscored(cycle, row, snap.node(row).name)
@@ -408,12 +442,46 @@ class Cluster:
         )
 
     def _unschedulable(
-        self, pod: Pod, cycle: int, num_all: int, diag: Diagnosis, evaluated: int
+        self, pod: Pod, cycle: int, num_all: int, diag: Diagnosis, evaluated: int,
+        post: PreemptionResult | None = None,
     ) -> Placement:
+        msg = fit_error_message(num_all, diag)
+        if post is not None and post.message:
+            msg += " " + post.message  # FitError.Error() appends the PostFilter message
         return Placement(
-            pod.uid, "", Outcome.UNSCHEDULABLE, message=fit_error_message(num_all, diag),
+            pod.uid, "", Outcome.UNSCHEDULABLE, message=msg,
             reasons=diag.reason_counts(), cycle=cycle, nodes_evaluated=evaluated,
+            nominated_node_name=post.nominated_node if post is not None else "",
+            victims=post.victims if post is not None else (),
         )
+
+    def _post_filter(
+        self, fw: Framework, cs: CycleState, info: PodInfo, diag: Diagnosis,
+        nominated: NominatedPods | None, dry_run: bool,
+    ) -> PreemptionResult | None:
+        """DefaultPreemption, when the profile runs it. Not dry_run: the pod is nominated to
+        the chosen node, which the pods after it see through the two-pass filter (kube's
+        nominator); the victims stay until the client removes them. An eligible pod with no
+        candidate loses an earlier nomination, as kube overrides it with none."""
+        args = fw.profile.preemption
+        if args is None:
+            return None
+        snap = self.snapshot
+        res = preempt(snap, fw, cs, info, diag, args, nominated, self.rng)
+        if dry_run or not res.eligible:
+            return res
+        if res.nominated_node:
+            pod = dataclasses.replace(
+                info.pod, node_name="", nominated_node_name=res.nominated_node, shape=None
+            )
+            snap.add_nominated(pod)
+        elif info.uid in snap.nominated:
+            snap.remove_pod(info.uid)
+        else:
+            return res
+        for b in self.batches.values():
+            b.on_snapshot_change(None)  # a nomination changes other pods' filters
+        return res
 
     def _nominated_pods(self, info: PodInfo) -> NominatedPods | None:
         """Rows holding nominated pods of priority >= the pod's (kube's addGENominatedPods)
@@ -490,11 +558,11 @@ class Cluster:
             info = pod_info(pod)
             cs = fw.run_pre_filter(info, snap)
             order = snap.order
+            nominated = self._nominated_pods(info)
             if cs.rejected is not None:
                 diag = prefilter_rejection(cs, snap)
                 feasible = np.zeros(0, dtype=np.intp)
             else:
-                nominated = self._nominated_pods(info)
                 fo = find_nodes_that_fit(
                     fw, cs, info, snap, 0, len(order), None, 1, nominated
                 )
@@ -528,7 +596,19 @@ class Cluster:
                     plugin, reasons = per_row.get(row, ("", []))
                     nodes.append(NodeExplanation(name, False, plugin, tuple(reasons)))
             msg = "" if len(feasible) else fit_error_message(snap.num_nodes, diag)
-            return Explanation(fw.name, tuple(nodes), chosen, msg)
+            post = None
+            if not len(feasible) and fw.profile.preemption is not None:
+                post = preempt(
+                    snap, fw, cs, info, diag, fw.profile.preemption,
+                    None if cs.rejected is not None else nominated, None, all_candidates=True,
+                )
+                if post.message:
+                    msg += " " + post.message
+            return Explanation(
+                fw.name, tuple(nodes), chosen, msg,
+                post.candidates if post is not None else (),
+                post.nominated_node if post is not None else "",
+            )
 
 
 class Engine:
