@@ -299,6 +299,13 @@ class Cluster:
             return Placement(
                 pod.uid, existing.node_name, Outcome.SCHEDULED, message="already placed"
             )
+        nominated_rec = snap.nominated.get(pod.uid)
+        if nominated_rec is not None and not pod.nominated_node_name:
+            # a pod we nominated (preemption) sent again: as kube's pod, it carries its
+            # nomination, so it tries that node first (and is never batched)
+            pod = dataclasses.replace(
+                pod, nominated_node_name=nominated_rec.nominated_node_name, shape=None
+            )
         self.cycle += 1
         cycle = self.cycle
         fw = self.engine.frameworks.get(pod.scheduler_name)
@@ -322,16 +329,10 @@ class Cluster:
             self.next_start_index %= len(order)
         start_row = int(order[self.next_start_index]) if len(order) else 0
         nominated = self._nominated_pods(info)
-        # a pod we nominated (preemption) and the client sends again lands there first
-        nominated_rec = snap.nominated.get(pod.uid)
-        nominated_to = pod.nominated_node_name or (
-            nominated_rec.nominated_node_name if nominated_rec is not None else ""
-        )
-        # nominated pods change feasibility through a second pass the cache does not model;
-        # a nominated pod tries its node before any hint
+        # nominated pods change feasibility through a second pass the cache does not model
         hint = (
             batch.get_node_hint(info, snap, cycle, self.rng, start_row)
-            if nominated is None and not nominated_to
+            if nominated is None
             else HintResult(None)
         )
         if hint.row is not None:
@@ -364,9 +365,9 @@ class Cluster:
             obs.scheduled(fw.name, "unschedulable", time.perf_counter() - started)
             return self._unschedulable(pod, cycle, num_all, diag, 0, post)
 
-        if nominated_to:
-            row = snap.row_of(nominated_to)
-            if row is not None and (cs.allowed is None or nominated_to in cs.allowed):
+        if pod.nominated_node_name:
+            row = snap.row_of(pod.nominated_node_name)
+            if row is not None and (cs.allowed is None or pod.nominated_node_name in cs.allowed):
                 rows = np.array([row], dtype=np.intp)
                 ok = rows[filter_block(fw, cs, info, snap, rows, nominated).feasible]
                 if len(ok):
