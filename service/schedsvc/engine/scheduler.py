@@ -35,6 +35,7 @@ from .filtering import (
 from .observer import NULL_OBSERVER, Observer
 from .podinfo import PodInfo, pod_info
 from .preemption import Candidate, PreemptionResult, Victim, preempt
+from .preemption.nominated import resource_only_two_pass
 from .runtime import CycleState, Framework, Rejection
 from .snapshot import Snapshot
 
@@ -500,9 +501,10 @@ class Cluster:
                 by_row.setdefault(row, []).append(p)
         if not by_row:
             return None
+        fast = resource_only_two_pass(self.engine.frameworks[info.pod.scheduler_name], info, snap)
         return NominatedPods(
             np.fromiter(by_row, dtype=np.intp),
-            lambda rows: self._two_pass(info, rows, by_row),
+            fast if fast is not None else lambda rows: self._two_pass(info, rows, by_row),
         )
 
     def _two_pass(

@@ -159,14 +159,14 @@ def preempt(
         candidates = tuple(
             Candidate(
                 snap.node(int(out.rows[i])).name,
-                tuple(_victim(r) for r in out.victims[i]),
+                tuple(_victim(r) for r in out.victims_of(i)),
                 int(out.num_pdb_violations[i]),
             )
             for i in cand.tolist()
         )
     return PreemptionResult(
         True, "", snap.node(int(out.rows[pick])).name,
-        tuple(_victim(r) for r in out.victims[pick]), candidates,
+        tuple(_victim(r) for r in out.victims_of(pick)), candidates,
     )
 
 
@@ -220,10 +220,14 @@ def _concat(parts: list[NodeOutcomes]) -> NodeOutcomes:
     if len(parts) == 1:
         return parts[0]
     reasons: dict[int, list[str]] = {}
-    victims: list[list[PodRecord]] = []
+    offsets = np.cumsum([0] + [len(p.rows) for p in parts])
     for p in parts:
         reasons.update(p.reasons)
-        victims.extend(p.victims)
+
+    def victims_of(i: int) -> list[PodRecord]:
+        k = int(np.searchsorted(offsets, i, side="right")) - 1
+        return parts[k].victims_of(i - int(offsets[k]))
+
     return NodeOutcomes(
         np.concatenate([p.rows for p in parts]),
         np.concatenate([p.candidate for p in parts]),
@@ -232,5 +236,5 @@ def _concat(parts: list[NodeOutcomes]) -> NodeOutcomes:
         np.concatenate([p.priority_sum for p in parts]),
         np.concatenate([p.num_victims for p in parts]),
         np.concatenate([p.earliest_start for p in parts]),
-        victims, reasons,
+        reasons, victims_of,
     )

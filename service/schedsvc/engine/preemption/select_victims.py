@@ -43,6 +43,7 @@ __all__ = [
 ]
 
 _FIT = "NodeResourcesFit"
+_MAX_INT32 = 2**31 - 1
 
 
 @dataclass(slots=True)
@@ -59,22 +60,25 @@ class NodeOutcomes:
     priority_sum: IntArray
     num_victims: IntArray
     earliest_start: IntArray
-    victims: list[list[PodRecord]] = field(default_factory=list)
     reasons: dict[int, list[str]] = field(default_factory=dict)  # row -> reasons
+    # the victims of node i (kube's order); built on demand: only the pick's are needed
+    victims_of: Callable[[int], list[PodRecord]] = lambda i: []
 
 
 def _empty_outcomes(rows: Rows) -> NodeOutcomes:
     n = len(rows)
     z = np.zeros(n, dtype=np.int64)
     return NodeOutcomes(
-        rows, np.zeros(n, dtype=np.bool_), z.copy(), z.copy(), z.copy(), z.copy(), z.copy(),
-        [[] for _ in range(n)], {},
+        rows, np.zeros(n, dtype=np.bool_), z.copy(), z.copy(), z.copy(), z.copy(), z.copy(), {}
     )
 
 
-def _summarize(out: NodeOutcomes, i: int, victims: list[PodRecord], viol: int, now: int) -> None:
+def _summarize(
+    out: NodeOutcomes, lists: dict[int, list[PodRecord]], i: int, victims: list[PodRecord],
+    viol: int, now: int,
+) -> None:
     out.candidate[i] = True
-    out.victims[i] = victims
+    lists[i] = victims
     out.num_pdb_violations[i] = viol
     prios = [v.pod.priority for v in victims]
     top = max(prios)
@@ -191,16 +195,32 @@ def select_resource_only(
         ok = present & (cur + add <= alloc).all(axis=1)
         cur[ok] += add[ok]
         victim[:, step] = present & ~ok
+    # the pick's summaries per node, from the victims' positions in `sel`; a node whose
+    # potential victims were all reprieved is no candidate (kube: "expected at least one")
+    vpos = (first[fits][:, None] + np.arange(depth)[None, :])[victim]
+    g = gpos[vpos]
+    vprio, vstart = prio[vpos], start[vpos]
+    out.num_victims = np.bincount(g, minlength=n).astype(np.int64)
+    out.candidate = out.num_victims > 0
+    out.num_pdb_violations = np.bincount(g, weights=violating[vpos], minlength=n).astype(np.int64)
+    highest = np.full(n, np.iinfo(np.int64).min, dtype=np.int64)
+    np.maximum.at(highest, g, vprio)
+    out.highest_priority = np.where(out.candidate, highest, 0)
+    np.add.at(out.priority_sum, g, vprio + (_MAX_INT32 + 1))
+    top = vprio == highest[g]
+    earliest = np.full(n, np.iinfo(np.int64).max, dtype=np.int64)
+    np.minimum.at(earliest, g[top], vstart[top])
+    out.earliest_start = np.where(out.candidate, earliest, 0)
     # victims in kube's order: by importance (kube re-sorts when both PDB parts gave some)
-    for j, i in enumerate(fits.tolist()):
-        steps = np.flatnonzero(victim[j])
-        if len(steps) == 0:
-            continue  # kube: "expected at least one victim pod": not a candidate
-        idx = first[i] + steps
-        slots = sel[idx]
-        ordr = np.lexsort((table.seq[slots], start[idx], -prio[idx]))
-        recs = [table.records[s] for s in slots[ordr].tolist()]
-        _summarize(out, i, [r for r in recs if r is not None], int(violating[idx].sum()), now)
+    vorder = vpos[np.lexsort((table.seq[sel[vpos]], vstart, -vprio, g))]
+    bounds = np.searchsorted(gpos[vorder], np.arange(n + 1))
+    records = table.records
+
+    def victims_of(i: int) -> list[PodRecord]:
+        slots = sel[vorder[bounds[i] : bounds[i + 1]]].tolist()
+        return [r for s in slots if (r := records[s]) is not None]
+
+    out.victims_of = victims_of
     return out
 
 
@@ -213,9 +233,11 @@ def select_general(
     i ends the walk early (kube's candidate count reached). Rows not reached stay
     non-candidates with no reasons; `out.rows` is cut to the rows walked."""
     out = _empty_outcomes(rows)
+    lists: dict[int, list[PodRecord]] = {}
+    out.victims_of = lambda i: lists.get(i, [])
     walked = len(rows)
     for i, row in enumerate(rows.tolist()):
-        _general_one(snap, fw, info, row, nominated, pdbs, now, out, i)
+        _general_one(snap, fw, info, row, nominated, pdbs, now, out, lists, i)
         if stop is not None and stop(out, i):
             walked = i + 1
             break
@@ -229,14 +251,15 @@ def cut(out: NodeOutcomes, n: int) -> NodeOutcomes:
     kept = set(out.rows[:n].tolist())
     return NodeOutcomes(
         out.rows[:n], out.candidate[:n], out.num_pdb_violations[:n], out.highest_priority[:n],
-        out.priority_sum[:n], out.num_victims[:n], out.earliest_start[:n], out.victims[:n],
-        {r: v for r, v in out.reasons.items() if r in kept},
+        out.priority_sum[:n], out.num_victims[:n], out.earliest_start[:n],
+        {r: v for r, v in out.reasons.items() if r in kept}, out.victims_of,
     )
 
 
 def _general_one(
     snap: Snapshot, fw: Framework, info: PodInfo, row: int, nominated: NominatedPods | None,
-    pdbs: Sequence[PodDisruptionBudget], now: int, out: NodeOutcomes, i: int,
+    pdbs: Sequence[PodDisruptionBudget], now: int, out: NodeOutcomes,
+    lists: dict[int, list[PodRecord]], i: int,
 ) -> None:
     node = snap.node(row).name
     on_row = snap.pods_on_row[row]
@@ -281,7 +304,7 @@ def _general_one(
                     viol += counts
         if victims:
             victims.sort(key=lambda r: importance_key(r.pod, now))
-            _summarize(out, i, victims, viol, now)
+            _summarize(out, lists, i, victims, viol, now)
     finally:
         for rec in out_of_snapshot.values():
             snap.add_pod(rec.pod, node, assumed=rec.assumed, info=rec.info)
@@ -302,19 +325,28 @@ def nominated_extra_for(
     extra: dict[int, IntArray] = {}
     terms = False
     index = snap.resource_index
-    for rec in snap.nominated.values():
+    cache = VictimTable.for_snapshot(snap).nominated_vectors
+    for uid, rec in snap.nominated.items():
         p = rec.pod
-        if p.uid == info.uid or p.priority < info.pod.priority:
+        if uid == info.uid or p.priority < info.pod.priority:
             continue
         row = snap.row_of(rec.nominated_node_name)
         if row is None:
             continue
-        terms = terms or pod_has_pod_affinity(p)
-        vec = extra.setdefault(row, np.zeros(width, dtype=np.int64))
-        for res, qty in rec.info.requests.items():
-            col = index.get(res)
-            if col is not None and col < width:
-                vec[col] += qty
-        vec[index[PODS]] += 1
+        hit = cache.get(uid)
+        if hit is None or hit[0] is not rec or len(hit[1]) != width:
+            own = np.zeros(width, dtype=np.int64)
+            for res, qty in rec.info.requests.items():
+                col = index.get(res)
+                if col is not None and col < width:
+                    own[col] += qty
+            own[index[PODS]] += 1
+            hit = cache[uid] = (rec, own, pod_has_pod_affinity(p))
+        terms = terms or hit[2]
+        vec = extra.get(row)
+        extra[row] = hit[1].copy() if vec is None else vec + hit[1]
+    if len(cache) > 2 * len(snap.nominated) + 64:  # forget nominations that are gone
+        for uid in [u for u in cache if u not in snap.nominated]:
+            del cache[uid]
     return extra, terms
 

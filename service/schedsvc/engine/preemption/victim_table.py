@@ -35,6 +35,9 @@ class VictimTable:
         self._free: list[int] = []
         self._high = 0  # slots ever used
         self._next_seq = 0
+        # nominated pods' request vectors (pods column included) and whether they have
+        # inter-pod terms, by uid, valid while the record is the same object
+        self.nominated_vectors: dict[str, tuple[PodRecord, IntArray, bool]] = {}
 
     @classmethod
     def for_snapshot(cls, snap: Snapshot) -> VictimTable:
