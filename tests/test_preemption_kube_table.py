@@ -6,8 +6,9 @@ Each case's expectations are kube's: the nominated node, every candidate with it
 PDB violations, the eligibility and the message. Where kube's test hands PostFilter the
 filter statuses directly (`filteredNodesStatuses`), the same statuses are handed to our
 evaluator; where it dry-runs every node (TestDryRunPreemption, TestSelectBestCandidate), every
-node is handed as Unschedulable. The victims on each node are our own filters' answer. Rows that need test plugins, extenders or
-non-default sampling args with kube's seeded offset are listed in the file's `excluded`.
+node is handed as Unschedulable. The victims on each node are our own filters' answer. Rows
+that need test plugins, extenders or non-default sampling args with kube's seeded offset are
+listed in the file's `excluded`.
 """
 
 from __future__ import annotations
