@@ -20,6 +20,7 @@ import batching  # noqa: E402
 import client_overhead  # noqa: E402
 import issue_target  # noqa: E402
 import mixed  # noqa: E402
+import preemption  # noqa: E402
 import profile_batching  # noqa: E402
 import scheduling_basic  # noqa: E402
 
@@ -30,6 +31,7 @@ BENCHMARKS: list[tuple[str, Callable[[], str]]] = [
     ("client_overhead", client_overhead.run),
     ("scheduling_basic", scheduling_basic.run),
     ("profile_batching", profile_batching.run),
+    ("preemption", preemption.run),
 ]
 
 

@@ -36,3 +36,20 @@ def test_stream_and_explain(servers: Servers) -> None:  # noqa: F811
         assert verdict.feasible is False and verdict.name == "n0"
         dry = c.schedule([pb_pod("d", cpu="100m")], dry_run=True)
         assert dry[0].node_name == "n0" and "d" not in c.desired_pods()
+
+
+def test_budgets_are_part_of_the_replayed_state(servers: Servers) -> None:  # noqa: F811
+    server, _, _ = servers.start()
+    budget = pb.PodDisruptionBudget(
+        name="b", namespace="default", disruptions_allowed=1,
+        selector=pb.LabelSelector(match_labels={"app": "x"}),
+    )
+    with SchedClient(f"127.0.0.1:{server.port}", cluster="c1") as c:
+        c.update_snapshot(upsert_nodes=[pb_node("n0")], upsert_pod_disruption_budgets=[budget])
+        server.engine.cluster("c1").update(SnapshotUpdate(replace=True))  # a restart, as above
+        c._epoch = "an-older-server"
+        c.update_snapshot(upsert_nodes=[pb_node("n1")])
+        assert c.resyncs == 1
+        assert set(server.engine.cluster("c1").snapshot.pdbs) == {"default/b"}
+        c.update_snapshot(remove_pod_disruption_budgets=["default/b"])
+        assert not server.engine.cluster("c1").snapshot.pdbs

@@ -9,23 +9,29 @@ client's `load_objects`.
 from __future__ import annotations
 
 import itertools
+import json
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from schedsvc.config import parse_config
 from schedsvc.engine.scheduler import Explanation, NodeExplanation
 from schedsvc.v1 import schedule_pb2 as pb
+from schedsvc_client.kube import pod_from_kube
+from tests.conftest import ServerFactory
 from tools.conformance import (
     CaseResult,
     Report,
     compare_explanation,
     default_paths,
     load_cases,
+    preemption_path,
     profiles_config,
     read_case,
     real_pods_path,
     run_case,
+    run_preemption_case,
 )
 
 CASES_PATH, PROFILES_PATH, PROFILES_YAML = default_paths()
@@ -43,6 +49,7 @@ PROFILE_CASES = _cases(PROFILES_PATH)
 REAL_PODS = _cases(real_pods_path())
 FEATURES = ("sidecars", "podResources", "owners", "namespaceSelector", "matchLabelKeys",
             "notReady", "hugepages")
+PREEMPTION_CASES = _cases(preemption_path())
 
 
 def _explain(r: CaseResult) -> str:
@@ -55,6 +62,8 @@ def test_the_recording_is_complete() -> None:
     assert len(CASES) == 430
     assert len(PROFILE_CASES) == 160
     assert len(REAL_PODS) == 330
+    assert len(PREEMPTION_CASES) == 300
+    assert sum("preemption" in c["expected"] for c in PREEMPTION_CASES) == 152
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c["id"] for c in CASES])
@@ -117,11 +126,28 @@ def _explanation_from_pb(resp: pb.ExplainResponse) -> Explanation:
     )
 
 
+@pytest.mark.parametrize("case", PREEMPTION_CASES, ids=[c["id"] for c in PREEMPTION_CASES])
+def test_preemption_case_agrees_with_kube(case: dict[str, Any]) -> None:
+    """Every candidate node with its victims (kube's order) and PDB violations, the
+    nominated node, its victims and the message with kube's `preemption: ...` suffix."""
+    r = run_preemption_case(case)
+    assert not r.mismatches, _explain(r)
+    if "preemption" in case["expected"]:
+        assert r.checks["fitErrorWithPreemption"] == 1
+
+
 SAMPLE = [*itertools.islice(CASES[::14], 30), *itertools.islice(REAL_PODS[::22], 15)]
+# cases.jsonl.gz was recorded without PostFilter: a profile without DefaultPreemption
+NO_PREEMPTION = parse_config(
+    {"profiles": [{"plugins": {"postFilter": {"disabled": [{"name": "DefaultPreemption"}]}}}]}
+)
 
 
 @pytest.mark.parametrize("case", SAMPLE, ids=[c["id"] for c in SAMPLE])
-def test_case_agrees_through_a_real_grpc_server(case: dict[str, Any], stub: Any) -> None:
+def test_case_agrees_through_a_real_grpc_server(
+    case: dict[str, Any], make_server: ServerFactory
+) -> None:
+    stub = make_server(NO_PREEMPTION, seed=1)[1]
     cluster = f"conf-{case['id']}"
     nodes, pods, namespaces, pod = read_case(case)
     stub.UpdateSnapshot(
@@ -143,3 +169,42 @@ def test_case_agrees_through_a_real_grpc_server(case: dict[str, Any], stub: Any)
         best = exp.get("maxNodes") or [n["name"] for n in exp["nodes"] if n["feasible"]]
         r.check("chosen", "", True, placement.node_name in best)
     assert not r.mismatches, _explain(r)
+
+
+PREEMPTION_SAMPLE = [c for c in PREEMPTION_CASES if c["expected"].get("preemption")][::8]
+
+
+@pytest.mark.parametrize("case", PREEMPTION_SAMPLE, ids=[c["id"] for c in PREEMPTION_SAMPLE])
+def test_preemption_case_agrees_through_a_real_grpc_server(case: dict[str, Any], stub: Any) -> None:
+    """The contract end to end: PDBs and pod fields in, nomination and victims out."""
+    from schedsvc_client.kube import load_cluster
+
+    cluster = f"pre-{case['id']}"
+    listing = {"kind": "List", "items": [
+        *({"kind": "Node", **n} for n in case["nodes"]),
+        *({"kind": "Pod", **p} for p in case["pods"]),
+        *(case.get("objects") or []),
+    ]}
+    kc = load_cluster(json.dumps(listing))
+    stub.UpdateSnapshot(pb.UpdateSnapshotRequest(
+        cluster=cluster, replace=True, upsert_nodes=kc.nodes, upsert_pods=kc.pods,
+        upsert_pod_disruption_budgets=kc.pod_disruption_budgets,
+    ))
+    pod = pod_from_kube(case["pod"])
+    exp = case["expected"]
+    pre = exp["preemption"]
+    p = stub.Schedule(pb.ScheduleRequest(cluster=cluster, pods=[pod], dry_run=True)).placements[0]
+    assert p.outcome == pb.Placement.UNSCHEDULABLE
+    assert p.message == exp["fitErrorWithPreemption"]
+    noms = pre.get("nominatedNodes") or []
+    if not noms:
+        assert p.nominated_node_name == "" and not p.victims
+        return
+    assert p.nominated_node_name in noms
+    want = next(c for c in pre["candidates"] if c["node"] == p.nominated_node_name)
+    assert sorted(v.uid for v in p.victims) == sorted(v["uid"] for v in want["victims"])
+    ex = stub.Explain(pb.ExplainRequest(cluster=cluster, pod=pod))
+    assert {c.node_name: [v.uid for v in c.victims] for c in ex.candidates} == {
+        c["node"]: [v["uid"] for v in c["victims"]] for c in pre["candidates"]
+    }
+    assert ex.nominated_node_name in noms

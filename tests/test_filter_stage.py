@@ -89,10 +89,12 @@ def test_fit_error_counts_each_nodes_first_rejecting_plugin_sorted_as_strings() 
     p = out[0]
     assert p.outcome is Outcome.UNSCHEDULABLE
     # kube sorts "count reason" strings byte-wise: "1 n..." < "10 I..." (space 0x20 sorts
-    # before '0' 0x30) and "10 ..." < "2 ...".
+    # before '0' 0x30) and "10 ..." < "2 ...". DefaultPreemption then finds every node
+    # UnschedulableAndUnresolvable (1000m > 200m allocatable, cordon, taints): not helpful.
     assert p.message == (
         "0/13 nodes are available: 1 node(s) were unschedulable, 10 Insufficient cpu, "
-        "2 node(s) had untolerated taint(s)."
+        "2 node(s) had untolerated taint(s). "
+        "preemption: 0/13 nodes are available: 13 Preemption is not helpful for scheduling."
     )
     assert p.reasons == {
         "Insufficient cpu": 10,
@@ -104,8 +106,10 @@ def test_fit_error_counts_each_nodes_first_rejecting_plugin_sorted_as_strings() 
 def test_a_node_failing_several_resources_reports_each_reason_once() -> None:
     c = cluster([node("n0", cpu=100, memory=GiB), node("n1", cpu=100, memory=8 * GiB)])
     out, _ = c.schedule([pod("p", cpu=500, memory=2 * GiB)])
+    # 500m cpu > 100m allocatable on both: unresolvable, preemption cannot help
     assert out[0].message == (
-        "0/2 nodes are available: 1 Insufficient memory, 2 Insufficient cpu."
+        "0/2 nodes are available: 1 Insufficient memory, 2 Insufficient cpu. "
+        "preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling."
     )
 
 
@@ -128,7 +132,11 @@ def test_each_placed_pod_is_assumed_so_the_next_pod_sees_it() -> None:
     out, _ = c.schedule([pod(f"p{i}", cpu=600) for i in range(3)])
     assert sorted(p.node_name for p in out[:2]) == ["n0", "n1"]
     assert out[2].outcome is Outcome.UNSCHEDULABLE
-    assert out[2].message == "0/2 nodes are available: 2 Insufficient cpu."
+    # both nodes are Unschedulable, but their pods have the pod's priority: nothing to evict
+    assert out[2].message == (
+        "0/2 nodes are available: 2 Insufficient cpu. "
+        "preemption: 0/2 nodes are available: 2 No preemption victims found for incoming pod."
+    )
 
 
 def test_the_cycle_counter_is_shared_by_profiles_and_rejected_pods() -> None:
@@ -174,7 +182,11 @@ def test_a_node_rejected_only_with_nominated_pods_reports_the_first_pass_reason(
         pod("nom", cpu=800, priority=100, nominated_node_name="n0")
     ]))
     out, _ = c.schedule([pod("low", cpu=500, priority=10)])
-    assert out[0].message == "0/1 nodes are available: 1 Insufficient cpu."
+    # a nominated pod is no victim: only pods on the node are (there are none)
+    assert out[0].message == (
+        "0/1 nodes are available: 1 Insufficient cpu. "
+        "preemption: 0/1 nodes are available: 1 No preemption victims found for incoming pod."
+    )
 
 
 def test_a_pod_nominated_to_a_node_tries_it_first() -> None:
@@ -214,8 +226,10 @@ def test_a_node_failing_with_its_nominated_pods_reports_that_passs_reasons() -> 
         pod("N", cpu=900, memory=None, priority=10, nominated_node_name="n0")
     ]))
     out, _ = c.schedule([pod("p", cpu=500, memory=2 * GiB)])
+    # 2Gi > 1Gi allocatable: unresolvable, preemption cannot help
     assert out[0].message == (
-        "0/1 nodes are available: 1 Insufficient cpu, 1 Insufficient memory."
+        "0/1 nodes are available: 1 Insufficient cpu, 1 Insufficient memory. "
+        "preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling."
     )
 
 

@@ -29,7 +29,8 @@ from schedsvc_client.workload import (
 
 # Parameters every shipped workload draws its counts from; unused ones are ignored.
 TINY = {"nodes": "20", "taintedNodes": "6", "initPods": "5", "pods": "30",
-        "churnEvery": "10", "churnDelete": "4", "runLength": "5"}
+        "churnEvery": "10", "churnDelete": "4", "runLength": "5", "lowPods": "80",
+        "highPods": "10"}
 
 
 def _check_report(r: Report, created: int) -> None:
@@ -55,6 +56,9 @@ def test_every_shipped_workload_adds_up(make_server, name: str, mode: str) -> No
                        progress=False))
     _check_report(r, w.measured_pods)
     assert r.server_cpu_s is None, "a remote server's CPU is not ours to measure"
+    if name == "preemption":
+        # 4 low pods fill each of the 20 nodes; each high pod needs 2 of them evicted
+        assert r.unschedulable == r.nominated == 10
     if name == "churn":
         # 4 deleted up front, then 4 for every 10 pods scheduled (warm-up included)
         assert r.deleted >= 4 + 4 * (30 // 10)

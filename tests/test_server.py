@@ -78,7 +78,11 @@ def test_snapshot_schedule_stream_and_explain_round_trip(stub: Any) -> None:
     assert streamed[0].placements[0].outcome == pb.Placement.SCHEDULED
     huge = streamed[1].placements[0]
     assert huge.outcome == pb.Placement.UNSCHEDULABLE
-    assert huge.message == "0/2 nodes are available: 2 Insufficient cpu."
+    # 64 cpus exceed every node's allocatable: DefaultPreemption says it cannot help
+    assert huge.message == (
+        "0/2 nodes are available: 2 Insufficient cpu. "
+        "preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling."
+    )
     assert dict(huge.reasons) == {"Insufficient cpu": 2}
     ex = stub.Explain(pb.ExplainRequest(pod=pb_pod("d")))
     assert {n.name for n in ex.nodes} == {"n0", "n1"} and ex.chosen_node in ("n0", "n1")
@@ -210,7 +214,11 @@ def test_servicer_schedules_through_grpc_testing(testing_server: Any) -> None:
     assert code == grpc.StatusCode.OK
     assert resp.placements[0].node_name == "n0"
     assert resp.placements[1].outcome == pb.Placement.UNSCHEDULABLE
-    assert resp.placements[1].message == "0/1 nodes are available: 1 Insufficient cpu."
+    # a (priority 0) holds the room b needs, and b may not evict a pod of its own priority
+    assert resp.placements[1].message == (
+        "0/1 nodes are available: 1 Insufficient cpu. "
+        "preemption: 0/1 nodes are available: 1 No preemption victims found for incoming pod."
+    )
 
 
 def test_servicer_maps_a_domain_error_to_invalid_argument(testing_server: Any) -> None:

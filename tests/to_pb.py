@@ -158,7 +158,12 @@ def pod_to_pb(pod: model.Pod) -> pb.Pod:
         topology_spread_constraints=[_spread_to_pb(c) for c in pod.topology_spread_constraints],
         node_name=pod.node_name,
         nominated_node_name=pod.nominated_node_name,
+        terminating_by_preemption=pod.terminating_by_preemption,
     )
+    if pod.preemption_policy is not model.PreemptionPolicy.PREEMPT_LOWER_PRIORITY:
+        out.preemption_policy = pod.preemption_policy.value
+    if pod.start_time is not None:
+        out.start_time.FromNanoseconds(pod.start_time)
     if pod.affinity is not None:
         _affinity_to_pb(pod.affinity, out.affinity)
     if pod.default_selector is not None:

@@ -14,6 +14,7 @@ so a regression points at its plugin at once.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import gzip
 import json
 import os
@@ -42,6 +43,8 @@ __all__ = [
     "real_pods_path",
     "run_case",
     "main",
+    "preemption_path",
+    "run_preemption_case",
 ]
 
 
@@ -63,6 +66,11 @@ def real_pods_path() -> Path:
     """real-pods.jsonl.gz: sidecars, pod-level resources, owners, namespaces, ... (default
     profile)."""
     return conformance_dir() / "real-pods.jsonl.gz"
+
+
+def preemption_path() -> Path:
+    """preemption.jsonl.gz, beside cases.jsonl.gz."""
+    return conformance_dir() / "preemption.jsonl.gz"
 
 
 def load_cases(path: Path) -> Iterator[dict[str, Any]]:
@@ -94,10 +102,18 @@ class CaseResult:
             self.mismatches.append(Mismatch(aspect, self.case, node, expected, got))
 
 
-def _engine_for(case: Mapping[str, Any], config: SchedulerConfig | None) -> Engine:
+def _engine_for(
+    case: Mapping[str, Any], config: SchedulerConfig | None, preemption: bool = False
+) -> Engine:
     pct = case.get("percentageOfNodesToScore", 100)
     if config is None:
         config = parse_config({"percentageOfNodesToScore": pct})
+    if not preemption:
+        # recorded without PostFilter: kube's messages there carry no preemption suffix
+        config = dataclasses.replace(
+            config,
+            profiles=tuple(dataclasses.replace(p, preemption=None) for p in config.profiles),
+        )
     return Engine(config, seed=1, batching_enabled=False)
 
 
@@ -159,6 +175,78 @@ def run_case(case: Mapping[str, Any], config: SchedulerConfig | None = None) -> 
             if best is None:  # one feasible node: kube skips scoring
                 best = [n["name"] for n in exp["nodes"] if n["feasible"]]
             res.check("chosen", "", True, p.node_name in best)
+    finally:
+        engine.close()
+    return res
+
+
+def run_preemption_case(case: Mapping[str, Any]) -> CaseResult:
+    """A preemption.jsonl.gz case, read as a user reads a cluster (one `kind: List` through
+    the client's load_cluster): the node verdicts as in run_case, then, when nothing fits,
+    every candidate with its victims, the nominated node and the message with its suffix."""
+    from schedsvc.server.convert_preemption import pdb_from_pb
+    from schedsvc_client.kube import load_cluster, pod_from_kube
+
+    res = CaseResult(case["id"])
+    exp = case["expected"]
+    engine = _engine_for(case, None, preemption=True)
+    try:
+        listing = {
+            "kind": "List",
+            "items": [
+                *({"kind": "Node", **n} for n in case["nodes"]),
+                *({"kind": "Pod", **p} for p in case["pods"]),
+                *(case.get("objects") or []),
+            ],
+        }
+        kc = load_cluster(json.dumps(listing))
+        upd = SnapshotUpdate(
+            replace=True,
+            upsert_nodes=[node_from_pb(n, f"nodes[{i}]") for i, n in enumerate(kc.nodes)],
+            upsert_pods=[pod_from_pb(p, f"pods[{i}]") for i, p in enumerate(kc.pods)],
+            upsert_pod_disruption_budgets=[
+                pdb_from_pb(b, f"pdbs[{i}]") for i, b in enumerate(kc.pod_disruption_budgets)
+            ],
+        )
+        pod = pod_from_pb(pod_from_kube(case["pod"]), "pod")
+        cluster = engine.cluster("conformance")
+        cluster.update(upd)
+        ex = cluster.explain(pod)
+        compare_explanation(res, exp, ex)
+        placements, _ = cluster.schedule([pod], dry_run=True)
+        p = placements[0]
+        pre = exp.get("preemption")
+        if pre is None:
+            res.check("outcome", "", Outcome.SCHEDULED, p.outcome)
+            best = exp.get("maxNodes") or [n["name"] for n in exp["nodes"] if n["feasible"]]
+            res.check("chosen", "", True, p.node_name in best)
+            return res
+        res.check("fitErrorWithPreemption", "", exp["fitErrorWithPreemption"], p.message)
+        res.check("explainMessage", "", exp["fitErrorWithPreemption"], ex.message)
+        noms = pre.get("nominatedNodes") or []
+        res.check("nominatedNode", "", True, p.nominated_node_name in noms if noms else
+                  p.nominated_node_name == "")
+        ours = {c.node_name: c for c in ex.candidates}
+        want = {c["node"]: c for c in pre.get("candidates") or []}
+        res.check("candidateNodes", "", sorted(want), sorted(ours))
+        for name, c in want.items():
+            got = ours.get(name)
+            res.check(
+                "candidateVictims", name, [v["uid"] for v in c["victims"]],
+                [v.uid for v in got.victims] if got else None,
+            )
+            res.check(
+                "numPDBViolations", name, c["numPDBViolations"],
+                got.num_pdb_violations if got else None,
+            )
+        if noms:
+            nominated = want[pre["nominatedNode"]] if p.nominated_node_name not in want \
+                else want[p.nominated_node_name]
+            res.check(
+                "victims", p.nominated_node_name, sorted(v["uid"] for v in nominated["victims"]),
+                sorted(v.uid for v in p.victims),
+            )
+            res.check("explainNominated", "", True, ex.nominated_node in noms)
     finally:
         engine.close()
     return res
@@ -253,6 +341,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--profiles", type=Path, default=profiles_path)
     ap.add_argument("--profiles-config", type=Path, default=profiles_yaml)
     ap.add_argument("--real-pods", type=Path, default=real_pods_path())
+    ap.add_argument("--preemption", type=Path, default=preemption_path())
     args = ap.parse_args(argv)
     ok = True
     for path in (args.cases, args.real_pods):
@@ -267,6 +356,13 @@ def main(argv: list[str] | None = None) -> int:
         rep2 = run_all(load_cases(args.profiles), profiles_config(args.profiles_config))
         print(rep2.render())
         ok &= not rep2.failed_cases
+    if args.preemption.exists():
+        print(f"\n== {args.preemption} (default profile, DefaultPreemption)")
+        rep3 = Report()
+        for c in load_cases(args.preemption):
+            rep3.add(run_preemption_case(c))
+        print(rep3.render())
+        ok &= not rep3.failed_cases
     return 0 if ok else 1
 
 

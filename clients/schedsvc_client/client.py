@@ -81,12 +81,14 @@ class _State:
         self.nodes: dict[str, pb.Node] = {}
         self.pods: dict[str, pb.Pod] = {}  # bound (node_name) or nominated pods, by uid
         self.namespaces: dict[str, pb.Namespace] = {}
+        self.pdbs: dict[str, pb.PodDisruptionBudget] = {}  # "namespace/name"
 
     def copy(self) -> _State:
         out = _State()
         out.nodes, out.pods, out.namespaces = dict(self.nodes), dict(self.pods), {
             **self.namespaces
         }
+        out.pdbs = dict(self.pdbs)
         return out
 
     def apply(self, req: pb.UpdateSnapshotRequest) -> None:
@@ -96,6 +98,7 @@ class _State:
             self.nodes.clear()
             self.pods.clear()
             self.namespaces.clear()
+            self.pdbs.clear()
         gone = set(req.remove_nodes)
         for name in gone:
             self.nodes.pop(name, None)
@@ -109,6 +112,10 @@ class _State:
             self.pods.pop(uid, None)
         for pod in req.upsert_pods:
             self.pods[pod.uid] = pod
+        for key in req.remove_pod_disruption_budgets:
+            self.pdbs.pop(key, None)
+        for b in req.upsert_pod_disruption_budgets:
+            self.pdbs[f"{b.namespace or 'default'}/{b.name}"] = b
 
 
 class SchedClient:
@@ -195,6 +202,8 @@ class SchedClient:
         upsert_namespaces: Iterable[pb.Namespace] = (),
         expected_generation: int = 0,
         timeout: float | None = None,
+        upsert_pod_disruption_budgets: Iterable[pb.PodDisruptionBudget] = (),
+        remove_pod_disruption_budgets: Iterable[str] = (),
     ) -> pb.UpdateSnapshotResponse:
         """Push a change and remember it. A patch carries the epoch it was meant for; if the
         server restarted since, the whole desired state (this change included) is replayed."""
@@ -202,6 +211,8 @@ class SchedClient:
             cluster=self.cluster, replace=replace, upsert_nodes=upsert_nodes,
             remove_nodes=remove_nodes, upsert_pods=upsert_pods, remove_pods=remove_pods,
             upsert_namespaces=upsert_namespaces, expected_generation=expected_generation,
+            upsert_pod_disruption_budgets=upsert_pod_disruption_budgets,
+            remove_pod_disruption_budgets=remove_pod_disruption_budgets,
         )
         deadline = self._deadline()
         with self._lock:
@@ -237,6 +248,7 @@ class SchedClient:
         first = pb.UpdateSnapshotRequest(
             cluster=self.cluster, replace=True, upsert_nodes=nodes[:chunk],
             upsert_namespaces=list(state.namespaces.values()),
+            upsert_pod_disruption_budgets=list(state.pdbs.values()),
         )
         resp: pb.UpdateSnapshotResponse = self._call(
             self._stub.UpdateSnapshot, first, deadline, timeout

@@ -15,6 +15,7 @@ import os
 import re
 import warnings
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 import yaml
@@ -50,6 +51,8 @@ __all__ = [
     "namespace_from_kube",
     "default_selector_for",
     "load_objects",
+    "KubeCluster",
+    "load_cluster",
 ]
 
 # --- pass-through parts, parsed by protobuf's JSON mapping -------------------------------------
@@ -259,6 +262,9 @@ def pod_from_kube(
     passed = {k: spec[k] for k in _PASS_THROUGH if spec.get(k) is not None}
     if passed:
         _parse_into(pod, passed, join(path, "spec"))
+    from .kube_preemption import set_preemption_fields  # it imports this module's helpers
+
+    set_preemption_fields(pod, meta, spec, status, path)
     if default_selector is not None:
         pod.default_selector.CopyFrom(default_selector)
     return pod
@@ -399,6 +405,11 @@ def load_objects(
     and counted in `report` (a warning if there is none). `reschedule_all` reads every pod as
     a new one to schedule: spec.nodeName and status dropped.
     """
+    return _convert(_flat(source), ignore_unmodelled, report, reschedule_all)
+
+
+def _flat(source: Source | Sequence[Source]) -> list[tuple[str, Any, str]]:
+    """Every object of the input as (kind, object, JSON path)."""
     several = not isinstance(source, str | os.PathLike)
     sources: Sequence[Source] = [source] if isinstance(source, str | os.PathLike) else source
     flat: list[tuple[str, Any, str]] = []
@@ -407,6 +418,13 @@ def load_objects(
         docs = _documents(text)
         doc = docs if len(docs) > 1 else (docs[0] if docs else None)
         _flatten(doc, (f"{file_name}:" if file_name else f"[{i}]") if several else "", None, flat)
+    return flat
+
+
+def _convert(
+    flat: list[tuple[str, Any, str]], ignore_unmodelled: bool, report: LoadReport | None,
+    reschedule_all: bool,
+) -> tuple[list[pb.Node], list[pb.Pod], list[pb.Namespace]]:
     selecting = [obj for kind, obj, _ in flat if kind in _SELECTING_KINDS]
     classes = PriorityClasses.from_objects(obj for kind, obj, _ in flat if kind == "PriorityClass")
     own = report if report is not None else LoadReport()
@@ -427,10 +445,10 @@ def load_objects(
                                       report=own, priority_classes=classes))
         elif kind == "Namespace":
             namespaces.append(namespace_from_kube(obj, path))
-        elif kind not in _SELECTING_KINDS and kind != "PriorityClass":
+        elif kind not in _SELECTING_KINDS and kind not in ("PriorityClass", "PodDisruptionBudget"):
             own.unused_kinds[kind] += 1
     if report is None and own.ignored:
-        warnings.warn(own.render(), UnmodelledFieldWarning, stacklevel=2)
+        warnings.warn(own.render(), UnmodelledFieldWarning, stacklevel=3)
     return nodes, pods, namespaces
 
 
@@ -439,3 +457,29 @@ def _as_new_pod(obj: Mapping[str, Any], path: str) -> dict[str, Any]:
     spec = dict(as_object(obj.get("spec"), join(path, "spec")))
     spec.pop("nodeName", None)
     return {**obj, "spec": spec, "status": {}}
+
+
+@dataclass(frozen=True)
+class KubeCluster:
+    """What `load_cluster` read: the snapshot parts of a `kubectl get -o json` dump."""
+
+    nodes: list[pb.Node] = field(default_factory=list)
+    pods: list[pb.Pod] = field(default_factory=list)
+    namespaces: list[pb.Namespace] = field(default_factory=list)
+    pod_disruption_budgets: list[pb.PodDisruptionBudget] = field(default_factory=list)
+
+
+def load_cluster(
+    source: Source | Sequence[Source],
+    *,
+    ignore_unmodelled: bool = False,
+    report: LoadReport | None = None,
+    reschedule_all: bool = False,
+) -> KubeCluster:
+    """load_objects plus policy/v1 PodDisruptionBudgets (what DefaultPreemption reads)."""
+    from .kube_preemption import pdb_from_kube
+
+    flat = _flat(source)
+    nodes, pods, namespaces = _convert(flat, ignore_unmodelled, report, reschedule_all)
+    pdbs = [pdb_from_kube(obj, path) for kind, obj, path in flat if kind == "PodDisruptionBudget"]
+    return KubeCluster(nodes, pods, namespaces, pdbs)

@@ -38,6 +38,7 @@ class Collector:
         self.unschedulable = 0
         self.rejected = 0
         self.batched = 0
+        self.nominated = 0  # unschedulable, but DefaultPreemption nominated a node
         self.reasons: Counter[str] = Counter()
         self.examples: dict[str, str] = {}
         self.rpc_latencies: list[float] = []
@@ -54,7 +55,7 @@ class Collector:
 
     def record(self, placements: Sequence[pb.Placement], t_start: float, t_end: float) -> int:
         """One response; returns how many of its pods were scheduled."""
-        sched = unsched = rejected = batched = 0
+        sched = unsched = rejected = batched = nominated = 0
         reasons: Counter[str] = Counter()
         examples: dict[str, str] = {}
         for p in placements:
@@ -67,6 +68,7 @@ class Collector:
                     keys = ["rejected: " + p.message]
                 else:
                     unsched += 1
+                    nominated += bool(p.nominated_node_name)
                     keys = list(p.reasons) or [p.message or "unschedulable"]
                 for key in keys:
                     reasons[key] += 1
@@ -77,6 +79,7 @@ class Collector:
             self.unschedulable += unsched
             self.rejected += rejected
             self.batched += batched
+            self.nominated += nominated
             self.reasons.update(reasons)
             for k, v in examples.items():
                 self.examples.setdefault(k, v)
@@ -103,6 +106,7 @@ class Report:
     unschedulable: int = 0
     rejected: int = 0
     batched: int = 0
+    nominated: int = 0
     duration_s: float = 0.0
     throughput: dict[str, float] = field(default_factory=dict)  # average, p50, p90, p99
     pod_latency_ms: dict[str, float] = field(default_factory=dict)
@@ -147,6 +151,7 @@ class Report:
             unschedulable=c.unschedulable,
             rejected=c.rejected,
             batched=c.batched,
+            nominated=c.nominated,
             duration_s=duration,
             throughput=tp,
             pod_latency_ms=_pcts(per_pod),
@@ -172,6 +177,7 @@ def _rows(r: Report) -> list[tuple[str, str]]:
         ("pods decided (measured)", f"{r.pods}"),
         ("  scheduled", f"{r.scheduled}"),
         ("  unschedulable", f"{r.unschedulable}"),
+        ("    nominated (preempting)", f"{r.nominated}"),
         ("  rejected", f"{r.rejected}"),
         ("duration", f"{r.duration_s:.2f} s"),
         ("pods/s average", f"{tp.get('average', 0):.0f}"),
@@ -301,6 +307,7 @@ def data_items(
                                   "Scheduled": float(r.scheduled)}, "")
         item("pods", {"Decided": float(r.pods), "Scheduled": float(r.scheduled),
                       "Unschedulable": float(r.unschedulable), "Rejected": float(r.rejected),
+                      "Nominated": float(r.nominated),
                       "DurationSeconds": r.duration_s}, "pods")
         if r.server_cpu_s is not None:
             item("server_cpu", {"Total": r.server_cpu_s,

@@ -15,6 +15,7 @@ from typing import Any
 import yaml
 
 from .errors import ConfigError
+from .plugins.default_preemption import DefaultPreemptionArgs
 from .plugins.registry import NOOP_PLUGINS, Registry, in_tree_registry
 
 __all__ = [
@@ -101,6 +102,8 @@ class ProfileConfig:
     plugin_args: Mapping[str, Mapping[str, Any]]
     percentage_of_nodes_to_score: int | None = None
     batching: BatchingConfig = field(default_factory=BatchingConfig)
+    # DefaultPreemption's args when the profile's postFilter runs it; None when disabled
+    preemption: DefaultPreemptionArgs | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -257,7 +260,25 @@ def _parse_profile(
         plugin_args=args,
         percentage_of_nodes_to_score=pct,
         batching=_parse_batching(raw.get("batching"), f"{where}.batching"),
+        preemption=_preemption(sets, multipoint, args),
     )
+
+
+def _preemption(
+    sets: Mapping[str, tuple[list[tuple[str, int]], set[str]]],
+    multipoint: list[tuple[str, int]],
+    args: Mapping[str, Mapping[str, Any]],
+) -> DefaultPreemptionArgs | None:
+    """DefaultPreemption runs as the postFilter when multiPoint has it and postFilter does not
+    disable it, or when postFilter enables it; its args are validated either way."""
+    name = "DefaultPreemption"
+    parsed = DefaultPreemptionArgs.parse(args.get(name))
+    enabled, disabled = sets.get("postFilter", ([], set()))
+    if any(n == name for n, _ in enabled):
+        return parsed
+    if "*" in disabled or name in disabled:
+        return None
+    return parsed if any(n == name for n, _ in multipoint) else None
 
 
 def _parse_batching(raw: Any, where: str) -> BatchingConfig:

@@ -43,6 +43,8 @@ __all__ = [
     "Node",
     "Namespace",
     "Pod",
+    "PreemptionPolicy",
+    "PodDisruptionBudget",
     "Outcome",
     "frozen_map",
 ]
@@ -273,6 +275,13 @@ class Namespace:
     labels: Mapping[str, str] = field(default_factory=frozen_map)
 
 
+class PreemptionPolicy(Enum):
+    """v1.PreemptionPolicy: whether a pod that fits nowhere may evict lower-priority pods."""
+
+    PREEMPT_LOWER_PRIORITY = "PreemptLowerPriority"
+    NEVER = "Never"
+
+
 @dataclass(frozen=True, slots=True)
 class Pod:
     uid: str
@@ -291,6 +300,11 @@ class Pod:
     affinity: Affinity | None = None
     tolerations: tuple[Toleration, ...] = ()
     topology_spread_constraints: tuple[TopologySpreadConstraint, ...] = ()
+    # what DefaultPreemption reads: kube's spec.preemptionPolicy, status.startTime (unix
+    # nanoseconds; None = not started, which kube reads as "now") and podTerminatingByPreemption
+    preemption_policy: PreemptionPolicy = PreemptionPolicy.PREEMPT_LOWER_PRIORITY
+    start_time: int | None = None
+    terminating_by_preemption: bool = False
     node_name: str = ""
     nominated_node_name: str = ""
     default_selector: LabelSelector | None = None
@@ -312,6 +326,22 @@ def with_node(pod: Pod, node_name: str) -> Pod:
         *_before_node_name(pod), node_name, pod.nominated_node_name, pod.default_selector, None
     ]
     return Pod(*values)
+
+
+@dataclass(frozen=True, slots=True)
+class PodDisruptionBudget:
+    """policy/v1 PodDisruptionBudget, the part DefaultPreemption reads."""
+
+    name: str
+    namespace: str = "default"
+    # None selects no pod: kube's preemption skips a nil or empty selector
+    selector: LabelSelector | None = None
+    disruptions_allowed: int = 0
+    disrupted_pods: frozenset[str] = frozenset()  # names already being disrupted
+
+    @property
+    def key(self) -> str:
+        return f"{self.namespace}/{self.name}"
 
 
 class Outcome(Enum):

@@ -241,8 +241,12 @@ def _record(diag: Diagnosis, res: BlockResult, kept: Rows | None) -> None:
         if not keep.any():
             continue
         reasons = [(r, rows[np.isin(rows, kept)]) for r, rows in rej.reasons]
+        unres = rej.unresolvable
         diag.rejections.append(
-            Rejection(rej.plugin, rej.rows[keep], [(r, x) for r, x in reasons if len(x)], rej.code)
+            Rejection(
+                rej.plugin, rej.rows[keep], [(r, x) for r, x in reasons if len(x)], rej.code,
+                None if unres is None else unres[np.isin(unres, kept)],
+            )
         )
 
 

@@ -18,6 +18,7 @@ from ..framework import (
     Code,
     FilterOnePlugin,
     FilterPlugin,
+    FilterResult,
     Plugin,
     PreFilterPlugin,
     PreFilterResult,
@@ -44,6 +45,9 @@ class Rejection:
     rows: Rows
     reasons: list[tuple[str, Rows]]
     code: Code
+    # rows among `rows` whose status is UnschedulableAndUnresolvable although `code` is
+    # Unschedulable (a resource beyond allocatable, a reason_codes entry): preemption skips them
+    unresolvable: Rows | None = None
 
 
 @dataclass(slots=True)
@@ -220,7 +224,9 @@ class Framework:
                 continue
             bad_rows = _as_rows(sub[bad])
             reasons = [(r, _as_rows(sub[m & bad])) for r, m in res.reasons if (m & bad).any()]
-            rejections.append(Rejection(p.name, bad_rows, reasons, res.code))
+            rejections.append(
+                Rejection(p.name, bad_rows, reasons, res.code, _unresolvable(res, sub, bad))
+            )
             feasible[live[bad]] = False
             live = live[ok]
         return BlockResult(feasible, rejections)
@@ -317,6 +323,21 @@ class Framework:
                 rows = np.array([row], dtype=np.intp)
             out[name] = int(p.score(states.get(name), pod, snap, rows)[0])
         return out
+
+
+def _unresolvable(res: FilterResult, sub: Rows, bad: BoolArray) -> Rows | None:
+    """The rejected rows whose code is UnschedulableAndUnresolvable under an Unschedulable
+    result: by a plugin's per-row flag (NodeResourcesFit) or a reason's own code."""
+    if res.code == Code.UNRESOLVABLE:
+        return None
+    mask: BoolArray | None = getattr(res, "unresolvable", None)
+    for reason, m in res.reasons:
+        if res.reason_codes.get(reason) == Code.UNRESOLVABLE:
+            mask = m if mask is None else mask | m
+    if mask is None:
+        return None
+    mask = mask & bad
+    return _as_rows(sub[mask]) if mask.any() else None
 
 
 def _pre_filter_status(res: object) -> str:

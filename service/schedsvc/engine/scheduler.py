@@ -22,7 +22,7 @@ from ..framework import Rows
 from ..framework.affinity_index import pod_has_pod_affinity
 from ..framework.podinfo import PodInfo, pod_info
 from ..framework.snapshot import Snapshot
-from ..model import Namespace, Node, Outcome, Pod, with_node
+from ..model import Namespace, Node, Outcome, Pod, PodDisruptionBudget, with_node
 from ..plugins.registry import Registry, in_tree_registry
 from .batch import HintResult, OpportunisticBatch
 from .filtering import (
@@ -35,7 +35,9 @@ from .filtering import (
     prefilter_rejection,
 )
 from .observer import NULL_OBSERVER, Observer
-from .runtime import Framework, Rejection
+from .preemption import Candidate, PreemptionResult, Victim, preempt
+from .preemption.nominated import resource_only_two_pass
+from .runtime import CycleState, Framework, Rejection
 from .select_host import best_positions, select_host
 
 # kube records per-plugin durations in 10% of cycles (pluginMetricsSamplePercent); we take
@@ -65,6 +67,9 @@ class Placement:
     score: int = 0
     nodes_evaluated: int = 0
     nodes_feasible: int = 0
+    # DefaultPreemption found room: the node the pod is nominated to, the pods to evict there
+    nominated_node_name: str = ""
+    victims: tuple[Victim, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,6 +82,8 @@ class SnapshotUpdate:
     upsert_namespaces: Sequence[Namespace] = ()
     expected_generation: int = 0
     expected_epoch: str = ""
+    upsert_pod_disruption_budgets: Sequence[PodDisruptionBudget] = ()
+    remove_pod_disruption_budgets: Sequence[str] = ()  # "namespace/name"
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,6 +110,9 @@ class Explanation:
     nodes: tuple[NodeExplanation, ...]
     chosen_node: str
     message: str
+    # when nothing fits and the profile preempts: every candidate node, and kube's pick
+    candidates: tuple[Candidate, ...] = ()
+    nominated_node: str = ""
 
 
 def _holds_pod_terms(snap: Snapshot, node_name: str) -> bool:
@@ -157,6 +167,13 @@ class Cluster:
                 snap.remove_node(name)
             for ns in upd.upsert_namespaces:
                 snap.upsert_namespace(ns)
+            # budgets only steer preemption: no filter or score reads them, batch state stays
+            for key in upd.remove_pod_disruption_budgets:
+                if snap.pdbs.pop(key, None) is not None:
+                    snap.generation += 1
+            for pdb in upd.upsert_pod_disruption_budgets:
+                snap.pdbs[pdb.key] = pdb
+                snap.generation += 1
             for node in upd.upsert_nodes:
                 if dirty is not None and _holds_pod_terms(snap, node.name):
                     dirty = None  # its labels place those terms' domains
@@ -215,6 +232,13 @@ class Cluster:
                 return True
             return not upd.replace and name in snap.index and name not in removed
 
+        keys: set[str] = set()
+        for i, pdb in enumerate(upd.upsert_pod_disruption_budgets):
+            if pdb.key in keys:
+                raise InvalidArgument(
+                    f"upsert_pod_disruption_budgets[{i}].name", f"duplicate budget {pdb.key!r}"
+                )
+            keys.add(pdb.key)
         uids: set[str] = set()
         for i, pod in enumerate(upd.upsert_pods):
             if pod.uid in uids:
@@ -277,6 +301,13 @@ class Cluster:
             return Placement(
                 pod.uid, existing.node_name, Outcome.SCHEDULED, message="already placed"
             )
+        nominated_rec = snap.nominated.get(pod.uid)
+        if nominated_rec is not None and not pod.nominated_node_name:
+            # a pod we nominated (preemption) sent again: as kube's pod, it carries its
+            # nomination, so it tries that node first (and is never batched)
+            pod = dataclasses.replace(
+                pod, nominated_node_name=nominated_rec.nominated_node_name, shape=None
+            )
         self.cycle += 1
         cycle = self.cycle
         fw = self.engine.frameworks.get(pod.scheduler_name)
@@ -332,8 +363,9 @@ class Cluster:
         if cs.rejected is not None:
             diag = prefilter_rejection(cs, snap)
             batch.store_failure(cycle)
+            post = self._post_filter(fw, cs, info, diag, nominated, dry_run)
             obs.scheduled(fw.name, "unschedulable", time.perf_counter() - started)
-            return self._unschedulable(pod, cycle, num_all, diag, 0)
+            return self._unschedulable(pod, cycle, num_all, diag, 0, post)
 
         if pod.nominated_node_name:
             row = snap.row_of(pod.nominated_node_name)
@@ -366,9 +398,13 @@ class Cluster:
             self.next_start_index = (self.next_start_index + fo.processed) % num_all
         feasible = fo.feasible
         if len(feasible) == 0:
+            # a preempting pod is a failed cycle for the batch state too (kube's pod_failed)
             batch.store_failure(cycle)
+            post = self._post_filter(fw, cs, info, fo.diagnosis, nominated, dry_run)
             obs.scheduled(fw.name, "unschedulable", time.perf_counter() - started)
-            return self._unschedulable(pod, cycle, num_all, fo.diagnosis, fo.processed)
+            return self._unschedulable(
+                pod, cycle, num_all, fo.diagnosis, fo.processed, post
+            )
         if len(feasible) == 1:
             row = int(feasible[0])
             batch.store_unscored(cycle, row, snap.node(row).name)
@@ -406,12 +442,46 @@ class Cluster:
         )
 
     def _unschedulable(
-        self, pod: Pod, cycle: int, num_all: int, diag: Diagnosis, evaluated: int
+        self, pod: Pod, cycle: int, num_all: int, diag: Diagnosis, evaluated: int,
+        post: PreemptionResult | None = None,
     ) -> Placement:
+        msg = fit_error_message(num_all, diag)
+        if post is not None and post.message:
+            msg += " " + post.message  # FitError.Error() appends the PostFilter message
         return Placement(
-            pod.uid, "", Outcome.UNSCHEDULABLE, message=fit_error_message(num_all, diag),
+            pod.uid, "", Outcome.UNSCHEDULABLE, message=msg,
             reasons=diag.reason_counts(), cycle=cycle, nodes_evaluated=evaluated,
+            nominated_node_name=post.nominated_node if post is not None else "",
+            victims=post.victims if post is not None else (),
         )
+
+    def _post_filter(
+        self, fw: Framework, cs: CycleState, info: PodInfo, diag: Diagnosis,
+        nominated: NominatedPods | None, dry_run: bool,
+    ) -> PreemptionResult | None:
+        """DefaultPreemption, when the profile runs it. Not dry_run: the pod is nominated to
+        the chosen node, which the pods after it see through the two-pass filter (kube's
+        nominator); the victims stay until the client removes them. An eligible pod with no
+        candidate loses an earlier nomination, as kube overrides it with none."""
+        args = fw.profile.preemption
+        if args is None:
+            return None
+        snap = self.snapshot
+        res = preempt(snap, fw, cs, info, diag, args, nominated, self.rng)
+        if dry_run or not res.eligible:
+            return res
+        if res.nominated_node:
+            pod = dataclasses.replace(
+                info.pod, node_name="", nominated_node_name=res.nominated_node, shape=None
+            )
+            snap.add_nominated(pod)
+        elif info.uid in snap.nominated:
+            snap.remove_pod(info.uid)
+        else:
+            return res
+        for b in self.batches.values():
+            b.on_snapshot_change(None)  # a nomination changes other pods' filters
+        return res
 
     def _nominated_pods(self, info: PodInfo) -> NominatedPods | None:
         """Rows holding nominated pods of priority >= the pod's (kube's addGENominatedPods)
@@ -429,9 +499,10 @@ class Cluster:
                 by_row.setdefault(row, []).append(p)
         if not by_row:
             return None
+        fast = resource_only_two_pass(self.engine.frameworks[info.pod.scheduler_name], info, snap)
         return NominatedPods(
             np.fromiter(by_row, dtype=np.intp),
-            lambda rows: self._two_pass(info, rows, by_row),
+            fast if fast is not None else lambda rows: self._two_pass(info, rows, by_row),
         )
 
     def _two_pass(
@@ -488,11 +559,11 @@ class Cluster:
             info = pod_info(pod)
             cs = fw.run_pre_filter(info, snap)
             order = snap.order
+            nominated = self._nominated_pods(info)
             if cs.rejected is not None:
                 diag = prefilter_rejection(cs, snap)
                 feasible = np.zeros(0, dtype=np.intp)
             else:
-                nominated = self._nominated_pods(info)
                 fo = find_nodes_that_fit(
                     fw, cs, info, snap, 0, len(order), None, 1, nominated
                 )
@@ -526,7 +597,19 @@ class Cluster:
                     plugin, reasons = per_row.get(row, ("", []))
                     nodes.append(NodeExplanation(name, False, plugin, tuple(reasons)))
             msg = "" if len(feasible) else fit_error_message(snap.num_nodes, diag)
-            return Explanation(fw.name, tuple(nodes), chosen, msg)
+            post = None
+            if not len(feasible) and fw.profile.preemption is not None:
+                post = preempt(
+                    snap, fw, cs, info, diag, fw.profile.preemption,
+                    None if cs.rejected is not None else nominated, None, all_candidates=True,
+                )
+                if post.message:
+                    msg += " " + post.message
+            return Explanation(
+                fw.name, tuple(nodes), chosen, msg,
+                post.candidates if post is not None else (),
+                post.nominated_node if post is not None else "",
+            )
 
 
 class Engine:

@@ -18,7 +18,17 @@ from typing import Protocol
 import numpy as np
 import numpy.typing as npt
 
-from ..model import CPU, EPHEMERAL_STORAGE, MEMORY, PODS, Namespace, Node, Pod, Taint
+from ..model import (
+    CPU,
+    EPHEMERAL_STORAGE,
+    MEMORY,
+    PODS,
+    Namespace,
+    Node,
+    Pod,
+    PodDisruptionBudget,
+    Taint,
+)
 from .podinfo import PodInfo, pod_info
 
 __all__ = [
@@ -130,6 +140,7 @@ class Snapshot:
         self.pods_on_row: list[dict[str, PodRecord]] = []
         self.nominated: dict[str, PodRecord] = {}  # uid -> pods only nominated
         self.namespaces: dict[str, Namespace] = {}
+        self.pdbs: dict[str, PodDisruptionBudget] = {}  # "namespace/name" -> budget
         self.listeners: list[PodListener] = []
 
     # ---- reading -------------------------------------------------------------------------

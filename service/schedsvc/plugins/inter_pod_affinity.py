@@ -14,7 +14,7 @@ kube v1.35 `interpodaffinity` semantics, counted per topology domain instead of 
   required affinity terms (hardPodAffinityWeight) that match the incoming pod. Score is the sum
   over a node's topology values; NormalizeScore maps [min, max] to [0, 100] in float64.
 
-Existing pods are read through engine.affinity_index.AffinityIndex, never scanned per cycle.
+Existing pods are read through framework.affinity_index.AffinityIndex, never scanned per cycle.
 """
 
 from __future__ import annotations

@@ -20,6 +20,7 @@ from schedsvc import model
 from schedsvc.errors import InvalidArgument
 from schedsvc.v1 import schedule_pb2 as pb
 
+from .convert_preemption import preemption_policy, start_time
 from .validation import (
     DNS1123_LABEL_RE,
     INT_RE,
@@ -542,6 +543,9 @@ def _pod(msg: pb.Pod, prefix: str) -> model.Pod:
             if msg.topology_spread_constraints
             else ()
         ),
+        preemption_policy=preemption_policy(msg, prefix),
+        start_time=start_time(msg, prefix) if msg.HasField("start_time") else None,
+        terminating_by_preemption=msg.terminating_by_preemption,
         node_name=msg.node_name,
         nominated_node_name=msg.nominated_node_name,
         default_selector=(

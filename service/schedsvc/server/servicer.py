@@ -17,6 +17,7 @@ from ..v1 import schedule_pb2 as pb
 from ..v1 import schedule_pb2_grpc as pb_grpc
 from .admission import Admission
 from .convert import namespace_from_pb, node_from_pb, pod_from_pb
+from .convert_preemption import pdb_from_pb, pdb_key
 from .status import mapped_errors
 
 __all__ = ["Limits", "ScheduleServicer", "explanation_to_pb"]
@@ -119,6 +120,10 @@ def _fill_placement(out: pb.Placement, p: Placement) -> None:
     out.score = p.score
     out.nodes_evaluated = p.nodes_evaluated
     out.nodes_feasible = p.nodes_feasible
+    if p.nominated_node_name:
+        out.nominated_node_name = p.nominated_node_name
+        for v in p.victims:
+            out.victims.add(uid=v.uid, namespace=v.namespace, name=v.name, priority=v.priority)
 
 
 def explanation_to_pb(e: Explanation) -> pb.ExplainResponse:
@@ -130,6 +135,13 @@ def explanation_to_pb(e: Explanation) -> pb.ExplainResponse:
         )
         for plugin, (score, weight) in n.scores.items():
             v.scores.add(plugin=plugin, score=score, weight=weight, weighted=score * weight)
+    for c in e.candidates:
+        pc = out.candidates.add(node_name=c.node_name, num_pdb_violations=c.num_pdb_violations)
+        for vic in c.victims:
+            pc.victims.add(
+                uid=vic.uid, namespace=vic.namespace, name=vic.name, priority=vic.priority
+            )
+    out.nominated_node_name = e.nominated_node
     return out
 
 
@@ -175,6 +187,14 @@ class ScheduleServicer(pb_grpc.ScheduleServiceServicer):
                 ],
                 expected_generation=request.expected_generation,
                 expected_epoch=request.expected_epoch,
+                upsert_pod_disruption_budgets=[
+                    pdb_from_pb(b, f"upsert_pod_disruption_budgets[{i}]")
+                    for i, b in enumerate(request.upsert_pod_disruption_budgets)
+                ],
+                remove_pod_disruption_budgets=[
+                    pdb_key(k, f"remove_pod_disruption_budgets[{i}]")
+                    for i, k in enumerate(request.remove_pod_disruption_budgets)
+                ],
             )
             res = self.engine.cluster(self._cluster_name(request.cluster)).update(upd)
             return pb.UpdateSnapshotResponse(

@@ -1,0 +1,55 @@
+"""kube's RunFilterPluginsWithNominatedPods for a pod whose only usage-dependent filter is
+NodeResourcesFit, vectorized over the rows holding nominated pods.
+
+With resources alone, the first pass (the nominated pods of priority >= the pod's added to
+their node) is the binding one: the second pass, without them, only has more room. So one
+filter run with the nominated pods' requests added to those rows' usage gives both the
+verdicts and the first pass's reasons, where the general check re-runs PreFilter and the
+filters node by node with the pods really added (Cluster._two_pass).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+from ...framework import Rows
+from ...framework.podinfo import PodInfo
+from ...framework.snapshot import Snapshot
+from ..runtime import Framework, Rejection
+from .select_victims import nominated_extra_for, resource_only_applies
+from .victim_table import VictimTable
+
+__all__ = ["resource_only_two_pass"]
+
+Check = Callable[[Rows], tuple[Rows, list[Rejection]]]
+
+
+def resource_only_two_pass(fw: Framework, info: PodInfo, snap: Snapshot) -> Check | None:
+    """The vectorized two-pass check for `info`, or None when it does not apply (a filter
+    other than NodeResourcesFit reads usage for this pod, or a nominated pod has inter-pod
+    terms, which PreFilter would count in the first pass)."""
+    cs = fw.run_pre_filter(info, snap)
+    if cs.rejected is not None or not resource_only_applies(fw, cs):
+        return None
+    width = VictimTable.for_snapshot(snap).resource_width()
+    extra, terms = nominated_extra_for(snap, info, width)
+    if terms:
+        return None
+
+    def check(rows: Rows) -> tuple[Rows, list[Rejection]]:
+        add = np.zeros((len(rows), width), dtype=np.int64)
+        for i, row in enumerate(rows.tolist()):
+            vec = extra.get(row)
+            if vec is not None:
+                add[i] = vec
+        saved = snap.requested[rows].copy()
+        try:
+            snap.requested[rows, :width] += add
+            res = fw.run_filter(cs, info, snap, rows)
+        finally:
+            snap.requested[rows] = saved
+        return rows[res.feasible], res.rejections
+
+    return check

@@ -1,0 +1,352 @@
+"""SelectVictimsOnNode for a block of nodes: remove every lower-priority pod, check the pod
+fits (nominated pods included), then reprieve the potential victims in order, PDB-violating
+ones first, each by importance (priority, then start time), keeping a pod whenever the pod
+still fits with it back.
+
+Two ways, same answer:
+- `select_resource_only`, vectorized over the block: when every filter a pod's removal could
+  change is NodeResourcesFit (the others are static or skipped for this pod), fit is
+  arithmetic on the request columns, and step k of the reprieve runs for all nodes at once.
+- `select_general`, one node at a time: the victims really leave the snapshot, PreFilter and
+  the filter chain run again (inter-pod affinity, topology spread, host ports), and the
+  snapshot is restored exactly afterwards.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ...framework import Rows
+from ...framework.podinfo import PodInfo
+from ...framework.snapshot import BoolArray, IntArray, PodRecord, Snapshot
+from ...model import PODS, PodDisruptionBudget
+from ...plugins.default_preemption import (
+    NO_VICTIMS_REASON,
+    importance_key,
+    priority_sum_term,
+    split_by_pdb_violation,
+)
+from ..filtering import NominatedPods, filter_block
+from ..runtime import CycleState, Framework, Rejection
+from .victim_table import VictimTable
+
+__all__ = [
+    "NodeOutcomes",
+    "resource_only_applies",
+    "select_resource_only",
+    "select_general",
+    "nominated_extra_for",
+    "cut",
+]
+
+_FIT = "NodeResourcesFit"
+_MAX_INT32 = 2**31 - 1
+
+
+@dataclass(slots=True)
+class NodeOutcomes:
+    """What SelectVictimsOnNode said for each node of a block, in the block's order.
+
+    For a candidate: its victims (kube's order), PDB violations and the summaries the pick
+    compares; for the others: the reasons of the failing status."""
+
+    rows: Rows
+    candidate: BoolArray
+    num_pdb_violations: IntArray
+    highest_priority: IntArray
+    priority_sum: IntArray
+    num_victims: IntArray
+    earliest_start: IntArray
+    reasons: dict[int, list[str]] = field(default_factory=dict)  # row -> reasons
+    # the victims of node i (kube's order); built on demand: only the pick's are needed
+    victims_of: Callable[[int], list[PodRecord]] = lambda i: []
+
+
+def _empty_outcomes(rows: Rows) -> NodeOutcomes:
+    n = len(rows)
+    z = np.zeros(n, dtype=np.int64)
+    return NodeOutcomes(
+        rows, np.zeros(n, dtype=np.bool_), z.copy(), z.copy(), z.copy(), z.copy(), z.copy(), {}
+    )
+
+
+def _summarize(
+    out: NodeOutcomes, lists: dict[int, list[PodRecord]], i: int, victims: list[PodRecord],
+    viol: int, now: int,
+) -> None:
+    out.candidate[i] = True
+    lists[i] = victims
+    out.num_pdb_violations[i] = viol
+    prios = [v.pod.priority for v in victims]
+    top = max(prios)
+    out.highest_priority[i] = top
+    out.priority_sum[i] = sum(priority_sum_term(p) for p in prios)
+    out.num_victims[i] = len(victims)
+    out.earliest_start[i] = min(
+        importance_key(v.pod, now)[1] for v in victims if v.pod.priority == top
+    )
+
+
+def _reasons_by_row(rejections: Sequence[Rejection], out: dict[int, list[str]]) -> None:
+    for rej in rejections:
+        for r in rej.rows.tolist():
+            out.setdefault(r, [])
+        for reason, rows in rej.reasons:
+            for r in rows.tolist():
+                out[r].append(reason)
+
+
+def resource_only_applies(fw: Framework, cs: CycleState) -> bool:
+    """Whether removing pods can change this pod's filter verdicts only through
+    NodeResourcesFit: every other filter that runs for it reads no usage."""
+    for p in fw.filter:
+        if p.name == _FIT or p.name in cs.skip_filter:
+            continue
+        if not getattr(p, "filter_is_static", False):
+            return False
+    return True
+
+
+def select_resource_only(
+    snap: Snapshot, fw: Framework, cs: CycleState, info: PodInfo, rows: Rows,
+    nominated_extra: dict[int, IntArray], pdbs: Sequence[PodDisruptionBudget], now: int,
+) -> NodeOutcomes:
+    """Vectorized SelectVictimsOnNode over `rows` (see the module docstring for when it
+    applies). `nominated_extra`: per row, the summed request vector of the nominated pods of
+    priority >= the pod's (their pass of the two-pass filter is the binding one here)."""
+    out = _empty_outcomes(rows)
+    n = len(rows)
+    if n == 0:
+        return out
+    table = VictimTable.for_snapshot(snap)
+    width = table.resource_width()
+    used_slots = table.used
+    slot_row = table.row[:used_slots]
+    pos_of = np.full(snap.capacity, -1, dtype=np.int64)
+    pos_of[rows] = np.arange(n)
+    pos = np.where(slot_row >= 0, pos_of[np.maximum(slot_row, 0)], -1)
+    sel = np.flatnonzero((pos >= 0) & (table.priority[:used_slots] < info.pod.priority))
+    start = np.where(table.started[sel], table.start[sel], now)
+    prio = table.priority[sel]
+    order = np.lexsort((table.seq[sel], start, -prio, pos[sel]))
+    sel, start, prio = sel[order], start[order], prio[order]
+    gpos = pos[sel]
+    counts = np.bincount(gpos, minlength=n)
+    first = np.cumsum(counts) - counts
+    violating = np.zeros(len(sel), dtype=np.bool_)
+    if pdbs and len(sel):
+        # filterPodsWithPDBViolation per node: budgets are spent in importance order
+        for i in np.flatnonzero(counts).tolist():
+            a, b = int(first[i]), int(first[i] + counts[i])
+            recs = [table.records[s] for s in sel[a:b].tolist()]
+            viol, _ = split_by_pdb_violation([r.pod for r in recs if r is not None], pdbs)
+            violating[[a + j for j in viol]] = True
+        # reprieve order: violating first, each part by importance
+        order = np.lexsort((table.seq[sel], start, -prio, ~violating, gpos))
+        sel, start, prio, violating = sel[order], start[order], prio[order], violating[order]
+    k = np.arange(len(sel)) - first[gpos]
+    depth = int(counts.max()) if len(sel) else 0
+    stack = np.zeros((n, depth, width), dtype=np.int64)
+    stack[gpos, k] = table.requests[sel, :width]
+    used = snap.requested[rows, :width] - stack.sum(axis=1)
+    for row, vec in nominated_extra.items():
+        i = int(pos_of[row])
+        if i >= 0:
+            used[i, : len(vec)] += vec
+    has_victims = counts > 0
+    for i in np.flatnonzero(~has_victims).tolist():
+        out.reasons[int(rows[i])] = [NO_VICTIMS_REASON]
+    check = np.flatnonzero(has_victims)
+    if len(check) == 0:
+        return out
+    # the pod without every potential victim: the real filter chain on the lowered usage
+    chk_rows = rows[check]
+    saved = snap.requested[chk_rows].copy()
+    try:
+        snap.requested[chk_rows, :width] = used[check]
+        res = fw.run_filter(cs, info, snap, chk_rows)
+    finally:
+        snap.requested[chk_rows] = saved
+    _reasons_by_row(res.rejections, out.reasons)
+    fits = check[res.feasible]
+    if len(fits) == 0:
+        return out
+    # reprieve, step k for every node at once
+    state = cs.states.get(_FIT)
+    pods_col = snap.resource_index[PODS]
+    need = np.zeros(width, dtype=np.int64)
+    cols = [pods_col] if state is not None else []
+    if state is not None:
+        need[pods_col] = 1
+        for col, qty in state.positive:
+            need[col] = qty
+            cols.append(col)
+    colv = np.array(sorted(set(cols)), dtype=np.intp)
+    alloc = snap.allocatable[rows[fits]][:, colv]
+    cur = used[fits][:, colv] + need[colv]
+    victim = np.zeros((len(fits), depth), dtype=np.bool_)
+    nf = counts[fits]
+    for step in range(depth):
+        present = step < nf
+        add = stack[fits, step][:, colv]
+        ok = present & (cur + add <= alloc).all(axis=1)
+        cur[ok] += add[ok]
+        victim[:, step] = present & ~ok
+    # the pick's summaries per node, from the victims' positions in `sel`; a node whose
+    # potential victims were all reprieved is no candidate (kube: "expected at least one")
+    vpos = (first[fits][:, None] + np.arange(depth)[None, :])[victim]
+    g = gpos[vpos]
+    vprio, vstart = prio[vpos], start[vpos]
+    out.num_victims = np.bincount(g, minlength=n).astype(np.int64)
+    out.candidate = out.num_victims > 0
+    out.num_pdb_violations = np.bincount(g, weights=violating[vpos], minlength=n).astype(np.int64)
+    highest = np.full(n, np.iinfo(np.int64).min, dtype=np.int64)
+    np.maximum.at(highest, g, vprio)
+    out.highest_priority = np.where(out.candidate, highest, 0)
+    np.add.at(out.priority_sum, g, vprio + (_MAX_INT32 + 1))
+    top = vprio == highest[g]
+    earliest = np.full(n, np.iinfo(np.int64).max, dtype=np.int64)
+    np.minimum.at(earliest, g[top], vstart[top])
+    out.earliest_start = np.where(out.candidate, earliest, 0)
+    # victims in kube's order: by importance (kube re-sorts when both PDB parts gave some)
+    vorder = vpos[np.lexsort((table.seq[sel[vpos]], vstart, -vprio, g))]
+    bounds = np.searchsorted(gpos[vorder], np.arange(n + 1))
+    records = table.records
+
+    def victims_of(i: int) -> list[PodRecord]:
+        slots = sel[vorder[bounds[i] : bounds[i + 1]]].tolist()
+        return [r for s in slots if (r := records[s]) is not None]
+
+    out.victims_of = victims_of
+    return out
+
+
+def select_general(
+    snap: Snapshot, fw: Framework, info: PodInfo, rows: Rows,
+    nominated: NominatedPods | None, pdbs: Sequence[PodDisruptionBudget], now: int,
+    stop: Callable[[NodeOutcomes, int], bool] | None = None,
+) -> NodeOutcomes:
+    """SelectVictimsOnNode one node at a time on the snapshot itself; `stop(out, i)` after node
+    i ends the walk early (kube's candidate count reached). Rows not reached stay
+    non-candidates with no reasons; `out.rows` is cut to the rows walked."""
+    out = _empty_outcomes(rows)
+    lists: dict[int, list[PodRecord]] = {}
+    out.victims_of = lambda i: lists.get(i, [])
+    walked = len(rows)
+    for i, row in enumerate(rows.tolist()):
+        _general_one(snap, fw, info, row, nominated, pdbs, now, out, lists, i)
+        if stop is not None and stop(out, i):
+            walked = i + 1
+            break
+    return cut(out, walked)
+
+
+def cut(out: NodeOutcomes, n: int) -> NodeOutcomes:
+    """The outcomes of the first `n` nodes only."""
+    if n >= len(out.rows):
+        return out
+    kept = set(out.rows[:n].tolist())
+    return NodeOutcomes(
+        out.rows[:n], out.candidate[:n], out.num_pdb_violations[:n], out.highest_priority[:n],
+        out.priority_sum[:n], out.num_victims[:n], out.earliest_start[:n],
+        {r: v for r, v in out.reasons.items() if r in kept}, out.victims_of,
+    )
+
+
+def _general_one(
+    snap: Snapshot, fw: Framework, info: PodInfo, row: int, nominated: NominatedPods | None,
+    pdbs: Sequence[PodDisruptionBudget], now: int, out: NodeOutcomes,
+    lists: dict[int, list[PodRecord]], i: int,
+) -> None:
+    node = snap.node(row).name
+    on_row = snap.pods_on_row[row]
+    original = list(on_row)
+    potential = [rec for rec in on_row.values() if rec.pod.priority < info.pod.priority]
+    if not potential:
+        out.reasons[row] = [NO_VICTIMS_REASON]
+        return
+    one = np.array([row], dtype=np.intp)
+
+    def fits() -> tuple[bool, list[Rejection]]:
+        cs = fw.run_pre_filter(info, snap)
+        if cs.rejected is not None:
+            msg, plugins, code = cs.rejected
+            return False, [Rejection(plugins[0], one, [(msg, one)], code)]
+        res = filter_block(fw, cs, info, snap, one, nominated)
+        return bool(res.feasible[0]), res.rejections
+
+    generation = snap.generation
+    out_of_snapshot: dict[str, PodRecord] = {}
+    try:
+        for rec in potential:
+            snap.remove_pod(rec.pod.uid)
+            out_of_snapshot[rec.pod.uid] = rec
+        ok, rejections = fits()
+        if not ok:
+            _reasons_by_row(rejections, out.reasons)
+            return
+        potential.sort(key=lambda r: importance_key(r.pod, now))  # stable: node order on ties
+        viol_idx, other_idx = split_by_pdb_violation([r.pod for r in potential], pdbs)
+        victims: list[PodRecord] = []
+        viol = 0
+        for part, counts in ((viol_idx, True), (other_idx, False)):
+            for j in part:
+                rec = potential[j]
+                snap.add_pod(rec.pod, node, assumed=rec.assumed, info=rec.info)
+                del out_of_snapshot[rec.pod.uid]
+                if not fits()[0]:
+                    snap.remove_pod(rec.pod.uid)
+                    out_of_snapshot[rec.pod.uid] = rec
+                    victims.append(rec)
+                    viol += counts
+        if victims:
+            victims.sort(key=lambda r: importance_key(r.pod, now))
+            _summarize(out, lists, i, victims, viol, now)
+    finally:
+        for rec in out_of_snapshot.values():
+            snap.add_pod(rec.pod, node, assumed=rec.assumed, info=rec.info)
+        # the node's pods in their first order (kube's NodeInfo order), the snapshot as it was
+        now_on_row = snap.pods_on_row[row]
+        snap.pods_on_row[row] = {uid: now_on_row[uid] for uid in original}
+        snap.generation = generation
+
+
+def nominated_extra_for(
+    snap: Snapshot, info: PodInfo, width: int
+) -> tuple[dict[int, IntArray], bool]:
+    """Per row, the request vectors (pods column included) of the pods nominated there with
+    priority >= the pod's, and whether any of them has inter-pod terms (the vectorized path
+    then does not apply: their first filter pass involves more than resources)."""
+    from ...framework.affinity_index import pod_has_pod_affinity
+
+    extra: dict[int, IntArray] = {}
+    terms = False
+    index = snap.resource_index
+    cache = VictimTable.for_snapshot(snap).nominated_vectors
+    for uid, rec in snap.nominated.items():
+        p = rec.pod
+        if uid == info.uid or p.priority < info.pod.priority:
+            continue
+        row = snap.row_of(rec.nominated_node_name)
+        if row is None:
+            continue
+        hit = cache.get(uid)
+        if hit is None or hit[0] is not rec or len(hit[1]) != width:
+            own = np.zeros(width, dtype=np.int64)
+            for res, qty in rec.info.requests.items():
+                col = index.get(res)
+                if col is not None and col < width:
+                    own[col] += qty
+            own[index[PODS]] += 1
+            hit = cache[uid] = (rec, own, pod_has_pod_affinity(p))
+        terms = terms or hit[2]
+        vec = extra.get(row)
+        extra[row] = hit[1].copy() if vec is None else vec + hit[1]
+    if len(cache) > 2 * len(snap.nominated) + 64:  # forget nominations that are gone
+        for uid in [u for u in cache if u not in snap.nominated]:
+            del cache[uid]
+    return extra, terms
+
