@@ -11,7 +11,7 @@ from decimal import ROUND_CEILING, Decimal, InvalidOperation
 from functools import lru_cache
 
 from .errors import InvalidArgument
-from .model import CPU
+from .model import CPU, MAX_QUANTITY
 
 __all__ = ["parse_quantity", "to_canonical", "QuantityError"]
 
@@ -32,14 +32,16 @@ _RE = re.compile(
     r"^([+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+))"  # number
     r"(?:([eE][+-]?[0-9]+)|(Ki|Mi|Gi|Ti|Pi|Ei|[numkMGTPE]))?$"  # exponent or suffix
 )
-_MAX = 2**63 - 1
+# longer strings are refused before any cache sees them (a quantity this long is not one a
+# cluster uses), so the parse caches below stay bounded in bytes, not only in entries
+MAX_QUANTITY_CHARS = 64
 
 
 class QuantityError(ValueError):
     """A string that is not a Kubernetes quantity."""
 
 
-@lru_cache(maxsize=65536)
+@lru_cache(maxsize=16384)
 def parse_quantity(text: str) -> Decimal:
     """Exact value of a quantity string; raises QuantityError."""
     m = _RE.match(text.strip()) if text else None
@@ -59,20 +61,22 @@ def parse_quantity(text: str) -> Decimal:
     return value
 
 
-@lru_cache(maxsize=65536)
+@lru_cache(maxsize=16384)
 def _canonical(resource: str, text: str) -> int:
     value = parse_quantity(text)
     if value < 0:
         raise QuantityError(f"negative quantity {text!r}")
     scaled = value * 1000 if resource == CPU else value
     out = int(scaled.to_integral_value(rounding=ROUND_CEILING))
-    if out > _MAX:
-        raise QuantityError(f"quantity {text!r} is out of range")
+    if out > MAX_QUANTITY:
+        raise QuantityError(f"quantity {text!r} is above the limit {MAX_QUANTITY} ({resource})")
     return out
 
 
 def to_canonical(resource: str, text: str, field: str) -> int:
     """Canonical units for `resource`; a bad string is InvalidArgument naming `field`."""
+    if len(text) > MAX_QUANTITY_CHARS:
+        raise InvalidArgument(field, f"a quantity has at most {MAX_QUANTITY_CHARS} characters")
     try:
         return _canonical(resource, text)
     except QuantityError as exc:

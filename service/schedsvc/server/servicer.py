@@ -207,7 +207,7 @@ class ScheduleServicer(pb_grpc.ScheduleServiceServicer):
                         f"pods[{i}].uid", f"duplicate uid {p.uid!r} in the batch"
                     )
                 seen.add(p.uid)
-            placements, generation = self.engine.cluster(name).schedule(
+            placements, generation = self.engine.reader(name).schedule(
                 pods, dry_run=request.dry_run,
                 should_continue=_should_continue(
                     context, self.limits.deadline_margin_seconds, self.clock
@@ -259,6 +259,6 @@ class ScheduleServicer(pb_grpc.ScheduleServiceServicer):
             if not request.HasField("pod"):
                 raise InvalidArgument("pod", "required")
             pod = pod_from_pb(request.pod, "pod")
-            cluster = self.engine.cluster(self._cluster_name(request.cluster))
+            cluster = self.engine.reader(self._cluster_name(request.cluster))
             return explanation_to_pb(cluster.explain(pod))
         raise AssertionError("unreachable")
