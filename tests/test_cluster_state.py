@@ -174,7 +174,9 @@ def test_requests_summing_past_the_limit_are_invalid_and_change_nothing(
     assert snapshot_pods(server, "o") == {}
 
 
-@pytest.mark.parametrize("where", ["requests", "overhead", "init", "allocatable", "explain"])
+@pytest.mark.parametrize(
+    "where", ["requests", "overhead", "init", "allocatable", "explain", "sum"]
+)
 def test_huge_quantities_anywhere_are_invalid_argument_never_internal(
     servers: Servers, where: str
 ) -> None:
@@ -188,6 +190,9 @@ def test_huge_quantities_anywhere_are_invalid_argument_never_internal(
         pod.overhead["cpu"] = f"{huge}m"
     elif where == "init":
         pod.init_containers.add(name="i", requests={"example.com/gpu": huge})
+    elif where == "sum":  # each container within the limit, their sum not
+        for i in range(5):
+            pod.containers.add(name=f"c{i}", requests={"memory": str(2**61)})
     with pytest.raises(grpc.RpcError) as err:
         if where == "allocatable":
             stub.UpdateSnapshot(pb.UpdateSnapshotRequest(

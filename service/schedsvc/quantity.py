@@ -1,14 +1,14 @@
 """Kubernetes resource quantities, parsed to the canonical int64 units the engine uses.
 
 CPU becomes millicores (kube's MilliValue, rounded up), everything else its Value() (rounded
-up), exactly as the scheduler reads them. Parsing is cached: clusters repeat a few strings.
+up), exactly as the scheduler reads them. The server caches parsed quantities of requests that
+converted in full (server/validation.py); nothing is cached here.
 """
 
 from __future__ import annotations
 
 import re
 from decimal import ROUND_CEILING, Decimal, InvalidOperation
-from functools import lru_cache
 
 from .errors import InvalidArgument
 from .model import CPU, MAX_QUANTITY
@@ -32,8 +32,7 @@ _RE = re.compile(
     r"^([+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+))"  # number
     r"(?:([eE][+-]?[0-9]+)|(Ki|Mi|Gi|Ti|Pi|Ei|[numkMGTPE]))?$"  # exponent or suffix
 )
-# longer strings are refused before any cache sees them (a quantity this long is not one a
-# cluster uses), so the parse caches below stay bounded in bytes, not only in entries
+# longer strings are refused before they are parsed (no quantity a cluster uses is this long)
 MAX_QUANTITY_CHARS = 64
 
 
@@ -41,7 +40,6 @@ class QuantityError(ValueError):
     """A string that is not a Kubernetes quantity."""
 
 
-@lru_cache(maxsize=16384)
 def parse_quantity(text: str) -> Decimal:
     """Exact value of a quantity string; raises QuantityError."""
     m = _RE.match(text.strip()) if text else None
@@ -61,7 +59,6 @@ def parse_quantity(text: str) -> Decimal:
     return value
 
 
-@lru_cache(maxsize=16384)
 def _canonical(resource: str, text: str) -> int:
     value = parse_quantity(text)
     if value < 0:
