@@ -133,7 +133,7 @@ def _setup_logging(level: str, fmt: str) -> None:
 
 def _security(
     args: argparse.Namespace,
-) -> tuple[tuple[grpc.ServerInterceptor, ...], grpc.ServerCredentials | None]:
+) -> tuple[tuple[grpc.aio.ServerInterceptor, ...], grpc.ServerCredentials | None]:
     """Token interceptor and TLS credentials from the flags; half-given TLS is an error."""
     tokens: tuple[str, ...] = ()
     if args.auth_token_file:

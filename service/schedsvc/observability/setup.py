@@ -37,7 +37,7 @@ def tracing_requested(flag: bool, env: Mapping[str, str] = os.environ) -> bool:
 @dataclass(slots=True)
 class Observability:
     observer: Observer
-    interceptors: tuple[grpc.ServerInterceptor, ...] = ()
+    interceptors: tuple[grpc.aio.ServerInterceptor, ...] = ()
     metrics_port: int | None = None
     _on_engine: list[Callable[[Engine], None]] = field(default_factory=list)
     _on_shutdown: list[Callable[[], None]] = field(default_factory=list)
@@ -56,7 +56,7 @@ class Observability:
 def setup_observability(metrics_address: str, tracing: bool) -> Observability:
     """Prometheus on `metrics_address` (off when empty) and OTLP tracing when `tracing`."""
     observers: list[Observer] = []
-    interceptors: list[grpc.ServerInterceptor] = []
+    interceptors: list[grpc.aio.ServerInterceptor] = []
     on_engine: list[Callable[[Engine], None]] = []
     on_shutdown: list[Callable[[], None]] = []
     port: int | None = None

@@ -35,9 +35,16 @@ class Limits:
     max_pods_per_request: int = 10_000
     max_nodes_per_update: int = 100_000
     max_pods_per_update: int = 1_000_000
+    # also the bound of remove_nodes (by max_nodes_per_update) and remove_pods (max_pods_...)
+    max_namespaces_per_update: int = 100_000
     max_cluster_name: int = 253
     # Schedule requests queued or running per cluster; more is RESOURCE_EXHAUSTED (0 = no bound)
     max_queue_per_cluster: int = 8
+    # open ScheduleStream calls in total and per cluster; more is RESOURCE_EXHAUSTED (0 = none)
+    max_streams: int = 1024
+    max_streams_per_cluster: int = 16
+    # requests handed to the engine's threads and not finished, over all clusters (0 = none)
+    max_in_flight: int = 256
     # stop a batch this long before the caller's deadline, so the partial answer still arrives
     deadline_margin_seconds: float = 0.05
 
@@ -146,7 +153,8 @@ class ScheduleServicer(pb_grpc.ScheduleServiceServicer):
         self.admission = Admission(self.limits.max_queue_per_cluster)
         self.clock: Callable[[], float] = time.monotonic  # tests move time by hand
 
-    def _cluster_name(self, name: str) -> str:
+    def cluster_name(self, name: str) -> str:
+        """The cluster a request names ("" is "default"); InvalidArgument when too long."""
         if len(name) > self.limits.max_cluster_name:
             raise InvalidArgument("cluster", "name too long")
         return name or "default"
@@ -160,10 +168,14 @@ class ScheduleServicer(pb_grpc.ScheduleServiceServicer):
                 raise InvalidArgument(
                     "upsert_nodes", f"at most {lim.max_nodes_per_update} nodes per request"
                 )
-            if len(request.upsert_pods) > lim.max_pods_per_update:
-                raise InvalidArgument(
-                    "upsert_pods", f"at most {lim.max_pods_per_update} pods per request"
-                )
+            for fname, limit in (
+                ("upsert_pods", lim.max_pods_per_update),
+                ("remove_nodes", lim.max_nodes_per_update),
+                ("remove_pods", lim.max_pods_per_update),
+                ("upsert_namespaces", lim.max_namespaces_per_update),
+            ):
+                if len(getattr(request, fname)) > limit:
+                    raise InvalidArgument(fname, f"at most {limit} entries per request")
             upd = SnapshotUpdate(
                 replace=request.replace,
                 upsert_nodes=[
@@ -182,7 +194,7 @@ class ScheduleServicer(pb_grpc.ScheduleServiceServicer):
                 expected_generation=request.expected_generation,
                 expected_epoch=request.expected_epoch,
             )
-            res = self.engine.cluster(self._cluster_name(request.cluster)).update(upd)
+            res = self.engine.cluster(self.cluster_name(request.cluster)).update(upd)
             return pb.UpdateSnapshotResponse(
                 generation=res.generation, nodes=res.nodes, pods=res.pods, epoch=res.epoch
             )
@@ -197,7 +209,7 @@ class ScheduleServicer(pb_grpc.ScheduleServiceServicer):
             raise InvalidArgument(
                 "pods", f"at most {self.limits.max_pods_per_request} pods per request"
             )
-        name = self._cluster_name(request.cluster)
+        name = self.cluster_name(request.cluster)
         with self.admission.admit(name):
             pods = [pod_from_pb(p, f"pods[{i}]") for i, p in enumerate(request.pods)]
             seen: set[str] = set()
@@ -241,16 +253,32 @@ class ScheduleServicer(pb_grpc.ScheduleServiceServicer):
             _abort_unfinished(context)
         return resp
 
+    def stream_step(
+        self, request: pb.ScheduleRequest, context: grpc.ServicerContext
+    ) -> pb.ScheduleResponse | None:
+        """One request of a stream: its response, or None when the caller left (end the
+        stream quietly); a batch stopped by the deadline aborts the stream."""
+        resp = self._deliverable(request, context)
+        if resp is None and context.is_active():
+            _abort_unfinished(context)
+        return resp
+
     def ScheduleStream(  # noqa: N802
         self, request_iterator: Iterator[pb.ScheduleRequest], context: grpc.ServicerContext
     ) -> Iterator[pb.ScheduleResponse]:
         for request in _requests(request_iterator, context):
-            resp = self._deliverable(request, context)
+            resp = self.stream_step(request, context)
             if resp is None:
-                if context.is_active():
-                    _abort_unfinished(context)
                 return
             yield resp
+
+    def DeleteCluster(  # noqa: N802
+        self, request: pb.DeleteClusterRequest, context: grpc.ServicerContext
+    ) -> pb.DeleteClusterResponse:
+        with mapped_errors(context):
+            deleted = self.engine.delete_cluster(self.cluster_name(request.cluster))
+            return pb.DeleteClusterResponse(deleted=deleted)
+        raise AssertionError("unreachable")
 
     def Explain(  # noqa: N802
         self, request: pb.ExplainRequest, context: grpc.ServicerContext
@@ -259,6 +287,6 @@ class ScheduleServicer(pb_grpc.ScheduleServiceServicer):
             if not request.HasField("pod"):
                 raise InvalidArgument("pod", "required")
             pod = pod_from_pb(request.pod, "pod")
-            cluster = self.engine.reader(self._cluster_name(request.cluster))
+            cluster = self.engine.reader(self.cluster_name(request.cluster))
             return explanation_to_pb(cluster.explain(pod))
         raise AssertionError("unreachable")
