@@ -53,8 +53,11 @@ class Observability:
             f()
 
 
-def setup_observability(metrics_address: str, tracing: bool) -> Observability:
-    """Prometheus on `metrics_address` (off when empty) and OTLP tracing when `tracing`."""
+def setup_observability(
+    metrics_address: str, tracing: bool, *, cluster_series: int = 100
+) -> Observability:
+    """Prometheus on `metrics_address` (off when empty) and OTLP tracing when `tracing`;
+    per-cluster series for at most `cluster_series` clusters."""
     observers: list[Observer] = []
     interceptors: list[grpc.aio.ServerInterceptor] = []
     on_engine: list[Callable[[Engine], None]] = []
@@ -73,7 +76,9 @@ def setup_observability(metrics_address: str, tracing: bool) -> Observability:
         observers.append(PrometheusObserver(registry))
         # outermost, so calls refused by later interceptors (auth) are counted too
         interceptors.append(GrpcMetricsInterceptor(registry))
-        on_engine.append(lambda engine: registry.register(ClusterCollector(engine)))
+        on_engine.append(
+            lambda engine: registry.register(ClusterCollector(engine, cluster_series))
+        )
         port = start_metrics_server(metrics_address, registry)
     if tracing:
         from .tracing import setup_tracing

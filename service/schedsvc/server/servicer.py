@@ -16,6 +16,7 @@ from ..model import Outcome
 from ..v1 import schedule_pb2 as pb
 from ..v1 import schedule_pb2_grpc as pb_grpc
 from .admission import Admission
+from .cache import request_scope
 from .convert import namespace_from_pb, node_from_pb, pod_from_pb
 from .status import mapped_errors
 
@@ -162,7 +163,7 @@ class ScheduleServicer(pb_grpc.ScheduleServiceServicer):
     def UpdateSnapshot(  # noqa: N802 - gRPC method name
         self, request: pb.UpdateSnapshotRequest, context: grpc.ServicerContext
     ) -> pb.UpdateSnapshotResponse:
-        with mapped_errors(context):
+        with mapped_errors(context), request_scope():
             lim = self.limits
             if len(request.upsert_nodes) > lim.max_nodes_per_update:
                 raise InvalidArgument(
@@ -210,7 +211,7 @@ class ScheduleServicer(pb_grpc.ScheduleServiceServicer):
                 "pods", f"at most {self.limits.max_pods_per_request} pods per request"
             )
         name = self.cluster_name(request.cluster)
-        with self.admission.admit(name):
+        with self.admission.admit(name), request_scope():
             pods = [pod_from_pb(p, f"pods[{i}]") for i, p in enumerate(request.pods)]
             seen: set[str] = set()
             for i, p in enumerate(pods):
@@ -283,7 +284,7 @@ class ScheduleServicer(pb_grpc.ScheduleServiceServicer):
     def Explain(  # noqa: N802
         self, request: pb.ExplainRequest, context: grpc.ServicerContext
     ) -> pb.ExplainResponse:
-        with mapped_errors(context):
+        with mapped_errors(context), request_scope():
             if not request.HasField("pod"):
                 raise InvalidArgument("pod", "required")
             pod = pod_from_pb(request.pod, "pod")
