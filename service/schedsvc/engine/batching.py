@@ -113,6 +113,9 @@ _SIGNED_FIELDS = tuple(
     f.name for f in dataclasses.fields(Pod) if f.name not in ("uid", "name", "shape")
 )
 _SIG_MEMO_MAX = 1024
+# bytes of signatures the memo may hold (a signature carries the pod's names: images, labels,
+# ...; the fields it keeps alive are about as big), so huge dry-run pods cannot pin memory
+_SIG_MEMO_BYTES = 4 * 1024 * 1024
 _Signed = tuple[bytes | None, bool]
 
 
@@ -175,6 +178,7 @@ class BatchState:
         self._hinted: tuple[int, int] = (-1, -1)  # (cycle, row) of the last hint given
         self._dirty: set[int] = set()  # rows an UpdateSnapshot touched since the last store
         self._sig_memo: dict[tuple[int, ...], tuple[tuple[Any, ...], _Signed]] = {}
+        self._sig_memo_bytes = 0
         self._dirty_nodes: set[int] = set()  # of those, rows whose node itself was upserted
         # the node set changed: cluster-wide inputs (ImageLocality's share of nodes holding an
         # image) moved for every node, so every cached row is rescored before the next hint
@@ -263,9 +267,13 @@ class BatchState:
         if hit is not None and all(a is b for a, b in zip(hit[0], fields, strict=True)):
             return hit[1]
         result = self.fw.sign(info, self.soft_spread)
-        if len(self._sig_memo) >= _SIG_MEMO_MAX:
+        size = len(result[0] or b"")
+        if len(self._sig_memo) >= _SIG_MEMO_MAX or self._sig_memo_bytes + size > _SIG_MEMO_BYTES:
             self._sig_memo.clear()
-        self._sig_memo[key] = (fields, result)
+            self._sig_memo_bytes = 0
+        if size <= _SIG_MEMO_BYTES:
+            self._sig_memo[key] = (fields, result)
+            self._sig_memo_bytes += size
         return result
 
     def _compatible(

@@ -61,9 +61,10 @@ class ConversionCache(Generic[K, V]):
         return None
 
     def put(self, key: K, value: V, size: int) -> None:
-        """Remember `value` (charged `size` bytes plus overhead): pending inside a request
-        scope, kept at once outside one."""
-        charged = size + _ENTRY_OVERHEAD
+        """Remember `value` (charged `size` bytes of key, as much again for the value built
+        from it, which holds copies of the key's strings, plus overhead): pending inside a
+        request scope, kept at once outside one."""
+        charged = 2 * size + _ENTRY_OVERHEAD
         pending = _scope.pending
         if pending is not None:
             pending[(id(self), key)] = (self, value, charged)  # type: ignore[assignment]
