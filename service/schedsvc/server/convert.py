@@ -57,8 +57,9 @@ _EMPTY_INTS: Mapping[str, int] = MappingProxyType({})
 # --- caches ------------------------------------------------------------------------------------
 
 # Bytes each conversion cache may hold (server/cache.py: bounded in bytes, and only what a whole
-# request validated). Shapes are few in a real cluster; these hold thousands of them.
-_CACHE_BYTES = 8 * 1024 * 1024
+# request validated). Shapes are few in a real cluster; these hold hundreds of them, and all of
+# them together stay a small part of a cluster's memory (tests/test_soak.py).
+_CACHE_BYTES = 512 * 1024
 _CONTAINERS: ConversionCache[bytes, model.Container] = ConversionCache("containers", _CACHE_BYTES)
 _AFFINITIES: ConversionCache[bytes, model.Affinity] = ConversionCache("affinities", _CACHE_BYTES)
 _TOLERATIONS: ConversionCache[bytes, model.Toleration] = ConversionCache(

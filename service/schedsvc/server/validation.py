@@ -56,7 +56,7 @@ INT_RE = re.compile(r"^[+-]?[0-9]+$")
 
 # Validity checks are cached for strings found valid only (errors are computed again, they are
 # rare), bounded in bytes and kept only for requests that converted in full (server/cache.py).
-_CHECK_BYTES = 4 * 1024 * 1024
+_CHECK_BYTES = 512 * 1024  # a few thousand names each: a re-check costs a regex
 _VALID_KEYS: ConversionCache[str, bool] = ConversionCache("valid label keys", _CHECK_BYTES)
 _VALID_VALUES: ConversionCache[str, bool] = ConversionCache("valid label values", _CHECK_BYTES)
 _VALID_IPS: ConversionCache[str, bool] = ConversionCache("valid IPs", _CHECK_BYTES)
