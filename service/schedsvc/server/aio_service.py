@@ -119,11 +119,15 @@ class AsyncScheduleServicer(pb_grpc.ScheduleServiceServicer):
         # the caller's contextvars (the RPC's tracing span) follow the work to its thread
         ctx = contextvars.copy_context()
         fut = self.executor.submit(ctx.run, fn, request, _CallContext(context, done))
-        fut.add_done_callback(lambda _f: loop.call_soon_threadsafe(self._done_on_loop))
         try:
             return await asyncio.wrap_future(fut)
         except _Abort as exc:
             await _abort(context, exc)
+        finally:
+            if fut.done():
+                self._in_flight -= 1
+            else:  # the call was cancelled while its work runs: the slot ends with the work
+                fut.add_done_callback(lambda _f: loop.call_soon_threadsafe(self._done_on_loop))
 
     @staticmethod
     def _watch(context: AioContext) -> threading.Event:
