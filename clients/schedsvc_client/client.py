@@ -242,7 +242,31 @@ class SchedClient:
     def _replay(
         self, state: _State, deadline: float, timeout: float | None
     ) -> pb.UpdateSnapshotResponse:
-        """Send `state` in chunks: the first replaces, the rest patch within the same epoch."""
+        """Send `state` in chunks: the first replaces, the rest patch within the same epoch. A
+        restart between chunks (FAILED_PRECONDITION on a later chunk's epoch) starts the replay
+        over from scratch, up to `max_resyncs` times within the call's budget; beyond it,
+        ResyncError."""
+        restarts = 0
+        while True:
+            try:
+                resp = self._replay_once(state, deadline, timeout)
+            except grpc.RpcError as err:
+                if err.code() != grpc.StatusCode.FAILED_PRECONDITION:
+                    raise
+                if restarts >= self.retry.max_resyncs or time.monotonic() >= deadline:
+                    raise ResyncError(
+                        f"the server restarted during each of {restarts + 1} replays; "
+                        "giving up"
+                    ) from err
+                restarts += 1
+                continue
+            self._epoch = resp.epoch
+            self.resyncs += 1
+            return resp
+
+    def _replay_once(
+        self, state: _State, deadline: float, timeout: float | None
+    ) -> pb.UpdateSnapshotResponse:
         chunk = self.retry.replay_chunk
         nodes, pods = list(state.nodes.values()), list(state.pods.values())
         first = pb.UpdateSnapshotRequest(
@@ -261,8 +285,6 @@ class SchedClient:
             req.cluster = self.cluster
             req.expected_epoch = resp.epoch  # a restart mid-replay fails here, not silently
             resp = self._call(self._stub.UpdateSnapshot, req, deadline, timeout)
-        self._epoch = resp.epoch
-        self.resyncs += 1
         return resp
 
     def _resync_if(self, seen_epoch: str, deadline: float, timeout: float | None) -> None:

@@ -17,6 +17,8 @@ from .errors import ConfigError
 from .observability.setup import setup_observability, tracing_requested
 from .server.app import Server, ServerOptions
 from .server.auth import TokenAuthInterceptor, load_tokens
+from .server.convert import item_limit
+from .server.counts import DEFAULT_MAX_ITEMS
 from .server.servicer import Limits
 from .server.tls import server_credentials
 
@@ -72,7 +74,9 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--seed", type=int, default=int(_env("SEED", "-1")),
                    help="seed for tie-breaking among equal scores (-1: random)")
     s.add_argument("--max-workers", type=int, default=int(_env("MAX_WORKERS", "16")),
-                   help="gRPC handler threads")
+                   help="threads running requests' engine work (conversion, scheduling); "
+                   "streams waiting for a request and health checks need none "
+                   "(default %(default)s)")
     s.add_argument("--max-pods-per-request", type=int,
                    default=int(_env("MAX_PODS_PER_REQUEST", "10000")),
                    help="pods in one Schedule request; more is INVALID_ARGUMENT "
@@ -91,6 +95,33 @@ def build_parser() -> argparse.ArgumentParser:
                    default=int(_env("MAX_QUEUE_PER_CLUSTER", "8")),
                    help="Schedule requests queued or running per cluster before "
                    "RESOURCE_EXHAUSTED (0: unbounded; default %(default)s)")
+    s.add_argument("--max-namespaces-per-update", type=int,
+                   default=int(_env("MAX_NAMESPACES_PER_UPDATE", "100000")),
+                   help="namespaces upserted by one UpdateSnapshot; remove_nodes and "
+                   "remove_pods are bounded by the node and pod limits (default %(default)s)")
+    s.add_argument("--max-items-per-field", type=int,
+                   default=int(_env("MAX_ITEMS_PER_FIELD", str(DEFAULT_MAX_ITEMS))),
+                   help="entries in any list or map inside one pod, node or namespace "
+                   "(containers, labels, images, ...; 0: unbounded; default %(default)s)")
+    s.add_argument("--max-clusters", type=int, default=int(_env("MAX_CLUSTERS", "1000")),
+                   help="clusters the server holds; an UpdateSnapshot naming one more is "
+                   "RESOURCE_EXHAUSTED (DeleteCluster frees one; 0: unbounded; default "
+                   "%(default)s)")
+    s.add_argument("--max-streams", type=int, default=int(_env("MAX_STREAMS", "1024")),
+                   help="ScheduleStream calls open at once; more is RESOURCE_EXHAUSTED "
+                   "(0: unbounded; default %(default)s)")
+    s.add_argument("--max-streams-per-cluster", type=int,
+                   default=int(_env("MAX_STREAMS_PER_CLUSTER", "16")),
+                   help="open streams that have sent a request for one cluster "
+                   "(0: unbounded; default %(default)s)")
+    s.add_argument("--max-in-flight", type=int, default=int(_env("MAX_IN_FLIGHT", "256")),
+                   help="requests queued or running on the worker threads, over all "
+                   "clusters; more is RESOURCE_EXHAUSTED (0: unbounded; default %(default)s)")
+    s.add_argument("--metrics-cluster-series", type=int,
+                   default=int(_env("METRICS_CLUSTER_SERIES", "100")),
+                   help="clusters (first by name) with their own "
+                   "schedsvc_cluster_cache_size series; all count in scheduler_cache_size "
+                   "(0: none per cluster; default %(default)s)")
     s.add_argument("--tls-cert", default=_env("TLS_CERT", ""),
                    help="PEM server certificate chain (TLS on when set, with --tls-key)")
     s.add_argument("--tls-key", default=_env("TLS_KEY", ""), help="PEM server private key")
@@ -133,7 +164,7 @@ def _setup_logging(level: str, fmt: str) -> None:
 
 def _security(
     args: argparse.Namespace,
-) -> tuple[tuple[grpc.ServerInterceptor, ...], grpc.ServerCredentials | None]:
+) -> tuple[tuple[grpc.aio.ServerInterceptor, ...], grpc.ServerCredentials | None]:
     """Token interceptor and TLS credentials from the flags; half-given TLS is an error."""
     tokens: tuple[str, ...] = ()
     if args.auth_token_file:
@@ -163,7 +194,10 @@ def serve(args: argparse.Namespace) -> int:
         print(f"schedsvc: configuration error: {exc}", file=sys.stderr)
         return 2
     try:
-        obs = setup_observability(args.metrics_address, tracing_requested(args.tracing))
+        obs = setup_observability(
+            args.metrics_address, tracing_requested(args.tracing),
+            cluster_series=args.metrics_cluster_series,
+        )
     except (OSError, ValueError) as exc:
         print(f"schedsvc: cannot start observability: {exc}", file=sys.stderr)
         return 2
@@ -172,7 +206,9 @@ def serve(args: argparse.Namespace) -> int:
         seed=None if args.seed < 0 else args.seed,
         batching_enabled=gates["OpportunisticBatching"],
         observer=obs.observer,
+        max_clusters=args.max_clusters,
     )
+    item_limit.max_items = args.max_items_per_field
     obs.attach(engine)
     if obs.metrics_port is not None:
         print(f"schedsvc metrics on port {obs.metrics_port}", flush=True)
@@ -186,6 +222,10 @@ def serve(args: argparse.Namespace) -> int:
             max_nodes_per_update=args.max_nodes_per_update,
             max_pods_per_update=args.max_pods_per_update,
             max_queue_per_cluster=args.max_queue_per_cluster,
+            max_namespaces_per_update=args.max_namespaces_per_update,
+            max_streams=args.max_streams,
+            max_streams_per_cluster=args.max_streams_per_cluster,
+            max_in_flight=args.max_in_flight,
         ),
         interceptors=(*obs.interceptors, *security[0]),
         credentials=security[1],

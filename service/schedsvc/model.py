@@ -23,6 +23,7 @@ __all__ = [
     "CONTAINER_RESTART_POLICY_ALWAYS",
     "HUGEPAGES_PREFIX",
     "is_supported_pod_level_resource",
+    "MAX_QUANTITY",
     "Taint",
     "with_node",
     "Toleration",
@@ -58,6 +59,14 @@ PODS = "pods"
 # container that does not set the request at all (an explicit zero stays zero).
 DEFAULT_MILLI_CPU_REQUEST = 100
 DEFAULT_MEMORY_REQUEST = 200 * 1024 * 1024
+
+# The largest quantity, pod's summed request and node's summed usage accepted, in canonical
+# units (2**61: 2 EiB, 2.3e15 cores). kube caps a quantity at int64; its int64 sums then wrap.
+# A quarter of int64 keeps every sum the engine makes in range by construction: a node's usage
+# (<= this) plus the pods nominated to it (<= this, for the two-pass filter) is at most 2**62,
+# and the 100m/200Mi scoring defaults of containers without requests would need more than 2**34
+# containers on one node to cover the other 2**62.
+MAX_QUANTITY = 2**61
 
 _EMPTY: Mapping[str, str] = MappingProxyType({})
 

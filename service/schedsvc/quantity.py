@@ -1,17 +1,17 @@
 """Kubernetes resource quantities, parsed to the canonical int64 units the engine uses.
 
 CPU becomes millicores (kube's MilliValue, rounded up), everything else its Value() (rounded
-up), exactly as the scheduler reads them. Parsing is cached: clusters repeat a few strings.
+up), exactly as the scheduler reads them. The server caches parsed quantities of requests that
+converted in full (server/validation.py); nothing is cached here.
 """
 
 from __future__ import annotations
 
 import re
 from decimal import ROUND_CEILING, Decimal, InvalidOperation
-from functools import lru_cache
 
 from .errors import InvalidArgument
-from .model import CPU
+from .model import CPU, MAX_QUANTITY
 
 __all__ = ["parse_quantity", "to_canonical", "QuantityError"]
 
@@ -32,14 +32,14 @@ _RE = re.compile(
     r"^([+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+))"  # number
     r"(?:([eE][+-]?[0-9]+)|(Ki|Mi|Gi|Ti|Pi|Ei|[numkMGTPE]))?$"  # exponent or suffix
 )
-_MAX = 2**63 - 1
+# longer strings are refused before they are parsed (no quantity a cluster uses is this long)
+MAX_QUANTITY_CHARS = 64
 
 
 class QuantityError(ValueError):
     """A string that is not a Kubernetes quantity."""
 
 
-@lru_cache(maxsize=65536)
 def parse_quantity(text: str) -> Decimal:
     """Exact value of a quantity string; raises QuantityError."""
     m = _RE.match(text.strip()) if text else None
@@ -59,20 +59,21 @@ def parse_quantity(text: str) -> Decimal:
     return value
 
 
-@lru_cache(maxsize=65536)
 def _canonical(resource: str, text: str) -> int:
     value = parse_quantity(text)
     if value < 0:
         raise QuantityError(f"negative quantity {text!r}")
     scaled = value * 1000 if resource == CPU else value
     out = int(scaled.to_integral_value(rounding=ROUND_CEILING))
-    if out > _MAX:
-        raise QuantityError(f"quantity {text!r} is out of range")
+    if out > MAX_QUANTITY:
+        raise QuantityError(f"quantity {text!r} is above the limit {MAX_QUANTITY} ({resource})")
     return out
 
 
 def to_canonical(resource: str, text: str, field: str) -> int:
     """Canonical units for `resource`; a bad string is InvalidArgument naming `field`."""
+    if len(text) > MAX_QUANTITY_CHARS:
+        raise InvalidArgument(field, f"a quantity has at most {MAX_QUANTITY_CHARS} characters")
     try:
         return _canonical(resource, text)
     except QuantityError as exc:

@@ -17,11 +17,11 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..config import SchedulerConfig
-from ..errors import FailedPrecondition, InvalidArgument
+from ..errors import FailedPrecondition, ResourceExhausted
 from ..framework import Rows
 from ..framework.affinity_index import pod_has_pod_affinity
 from ..framework.podinfo import PodInfo, pod_info
-from ..framework.snapshot import Snapshot
+from ..framework.snapshot import PodRecord, Snapshot
 from ..model import Namespace, Node, Outcome, Pod, PodDisruptionBudget, with_node
 from ..plugins.registry import Registry, in_tree_registry
 from .batch import HintResult, OpportunisticBatch
@@ -39,6 +39,9 @@ from .preemption import Candidate, PreemptionResult, Victim, preempt
 from .preemption.nominated import resource_only_two_pass
 from .runtime import CycleState, Framework, Rejection
 from .select_host import best_positions, select_host
+from .update_check import validate_update
+
+NO_NODES_AVAILABLE = "no nodes available to schedule pods"  # kube's ErrNoNodesAvailable
 
 # kube records per-plugin durations in 10% of cycles (pluginMetricsSamplePercent); we take
 # every 10th cycle, deterministic and as cheap
@@ -153,7 +156,7 @@ class Cluster:
                 raise FailedPrecondition(
                     f"generation is {snap.generation}, not {upd.expected_generation}: resync"
                 )
-            self._validate(upd)
+            infos = validate_update(snap, upd)
             # rows whose node or pods change: batch state re-evaluates just those (None: all)
             dirty: set[int] | None = set()
             node_rows: set[int] = set()
@@ -199,12 +202,14 @@ class Cluster:
                 if old is not None and dirty is not None:
                     dirty.add(snap.index[old.node_name])  # a pod that moves frees its old node
                 if pod.node_name:
-                    snap.add_pod(pod, pod.node_name, assumed=False)
+                    snap.add_pod(pod, pod.node_name, assumed=False, info=infos[pod.uid])
                     if dirty is not None:
                         dirty.add(snap.index[pod.node_name])
                 else:
-                    snap.add_nominated(pod)
+                    snap.add_nominated(pod, infos[pod.uid])
                     dirty = None
+            if snap.compact():
+                dirty = None  # column numbers and value ids moved: cached states name old ones
             if upd.replace:
                 snap.generation = self.snapshot.generation + 1
                 self.snapshot = snap
@@ -213,53 +218,6 @@ class Cluster:
             for b in self.batches.values():
                 b.on_snapshot_change(dirty, node_rows, nodes_changed)
             return UpdateResult(snap.generation, snap.num_nodes, len(snap.pods), self.engine.epoch)
-
-    def _validate(self, upd: SnapshotUpdate) -> None:
-        """Check every reference before anything changes: a rejected update changes nothing."""
-        snap = self.snapshot
-        removed = set(upd.remove_nodes)
-        upserted: set[str] = set()
-        for i, node in enumerate(upd.upsert_nodes):
-            if node.name in upserted:
-                raise InvalidArgument(f"upsert_nodes[{i}].name", f"duplicate node {node.name!r}")
-            upserted.add(node.name)
-        for i, name in enumerate(upd.remove_nodes):
-            if not name:
-                raise InvalidArgument(f"remove_nodes[{i}]", "empty node name")
-
-        def exists(name: str) -> bool:
-            if name in upserted:
-                return True
-            return not upd.replace and name in snap.index and name not in removed
-
-        keys: set[str] = set()
-        for i, pdb in enumerate(upd.upsert_pod_disruption_budgets):
-            if pdb.key in keys:
-                raise InvalidArgument(
-                    f"upsert_pod_disruption_budgets[{i}].name", f"duplicate budget {pdb.key!r}"
-                )
-            keys.add(pdb.key)
-        uids: set[str] = set()
-        for i, pod in enumerate(upd.upsert_pods):
-            if pod.uid in uids:
-                raise InvalidArgument(f"upsert_pods[{i}].uid", f"duplicate uid {pod.uid!r}")
-            uids.add(pod.uid)
-            if pod.node_name:
-                if not exists(pod.node_name):
-                    raise InvalidArgument(
-                        f"upsert_pods[{i}].node_name", f"unknown node {pod.node_name!r}"
-                    )
-            elif pod.nominated_node_name:
-                if not exists(pod.nominated_node_name):
-                    raise InvalidArgument(
-                        f"upsert_pods[{i}].nominated_node_name",
-                        f"unknown node {pod.nominated_node_name!r}",
-                    )
-            else:
-                raise InvalidArgument(
-                    f"upsert_pods[{i}].node_name",
-                    "a snapshot pod must be bound (node_name) or nominated (nominated_node_name)",
-                )
 
     # ---- scheduling ---------------------------------------------------------------------------
     def schedule(
@@ -357,7 +315,7 @@ class Cluster:
             obs.scheduled(fw.name, "unschedulable", time.perf_counter() - started)
             return Placement(
                 pod.uid, "", Outcome.UNSCHEDULABLE, cycle=cycle,
-                message="no nodes available to schedule pods",  # kube's ErrNoNodesAvailable
+                message=NO_NODES_AVAILABLE,
             )
         cs = fw.run_pre_filter(info, snap, record)
         if cs.rejected is not None:
@@ -489,14 +447,14 @@ class Cluster:
         snap = self.snapshot
         if not snap.nominated:
             return None
-        by_row: dict[int, list[Pod]] = {}
+        by_row: dict[int, list[PodRecord]] = {}
         for rec in snap.nominated.values():
             p = rec.pod
             if p.uid == info.uid or p.priority < info.pod.priority:
                 continue
             row = snap.row_of(rec.nominated_node_name)
             if row is not None:
-                by_row.setdefault(row, []).append(p)
+                by_row.setdefault(row, []).append(rec)
         if not by_row:
             return None
         fast = resource_only_two_pass(self.engine.frameworks[info.pod.scheduler_name], info, snap)
@@ -506,7 +464,7 @@ class Cluster:
         )
 
     def _two_pass(
-        self, info: PodInfo, rows: Rows, by_row: dict[int, list[Pod]]
+        self, info: PodInfo, rows: Rows, by_row: dict[int, list[PodRecord]]
     ) -> tuple[Rows, list[Rejection]]:
         """kube's RunFilterPluginsWithNominatedPods per row: first with the nominated pods
         added (a failure reports that pass's reasons), then, if they made a difference
@@ -518,21 +476,18 @@ class Cluster:
         for row in rows.tolist():
             node = snap.node(row).name
             one = np.array([row], dtype=np.intp)
-            temp = [
-                dataclasses.replace(p, uid="\x00nominated\x00" + p.uid, node_name=node)
-                for p in by_row[row]
-            ]
             gen = snap.generation
-            added: list[str] = []
+            added: list[PodRecord] = []
             try:
-                for t in temp:
-                    snap.add_pod(t, node)
-                    added.append(t.uid)
+                # temporaries are keyed apart from every uid (NominatedKey), so they cannot
+                # replace or remove a pod the client sent
+                for rec in by_row[row]:
+                    added.append(snap.add_temporary(rec, node))
                 cs1 = fw.run_pre_filter(info, snap)
                 first = fw.run_filter(cs1, info, snap, one)
             finally:
-                for uid in added:
-                    snap.remove_pod(uid)
+                for t in added:
+                    snap.remove_temporary(t)
                 snap.generation = gen
             if not first.feasible[0]:
                 rejected.extend(first.rejections)
@@ -596,9 +551,12 @@ class Cluster:
                 else:
                     plugin, reasons = per_row.get(row, ("", []))
                     nodes.append(NodeExplanation(name, False, plugin, tuple(reasons)))
-            msg = "" if len(feasible) else fit_error_message(snap.num_nodes, diag)
+            if snap.num_nodes == 0:
+                msg = NO_NODES_AVAILABLE
+            else:
+                msg = "" if len(feasible) else fit_error_message(snap.num_nodes, diag)
             post = None
-            if not len(feasible) and fw.profile.preemption is not None:
+            if len(feasible) == 0 and snap.num_nodes and fw.profile.preemption is not None:
                 post = preempt(
                     snap, fw, cs, info, diag, fw.profile.preemption,
                     None if cs.rejected is not None else nominated, None, all_candidates=True,
@@ -623,6 +581,7 @@ class Engine:
         batching_enabled: bool = True,
         registry: Registry | None = None,
         observer: Observer = NULL_OBSERVER,
+        max_clusters: int = 0,
     ) -> None:
         self.config = config
         self.seed = seed
@@ -640,17 +599,43 @@ class Engine:
         )
         self._clusters: dict[str, Cluster] = {}
         self._lock = threading.Lock()
+        self.max_clusters = max_clusters
 
     def cluster(self, name: str) -> Cluster:
+        """The named cluster, created empty the first time a request that writes names it.
+        Beyond `max_clusters` (0: no bound) a new name is ResourceExhausted."""
         name = name or "default"
         c = self._clusters.get(name)
         if c is None:
             with self._lock:
                 c = self._clusters.get(name)
                 if c is None:
+                    if 0 < self.max_clusters <= len(self._clusters):
+                        raise ResourceExhausted(
+                            f"the server holds {len(self._clusters)} clusters, its limit "
+                            f"(--max-clusters {self.max_clusters}): delete one "
+                            "(DeleteCluster) or use an existing one",
+                            retry_after_seconds=5.0,
+                        )
                     c = Cluster(name, self)
                     self._clusters[name] = c
         return c
+
+    def find(self, name: str) -> Cluster | None:
+        """The named cluster if it exists; never creates one."""
+        return self._clusters.get(name or "default")
+
+    def reader(self, name: str) -> Cluster:
+        """The cluster a read-only request (Explain, dry run) works on: the named one, or, for
+        a name the server does not hold, a fresh empty cluster that is not kept, so the answer
+        is an empty cluster's and nothing is created."""
+        return self.find(name) or Cluster(name or "default", self)
+
+    def delete_cluster(self, name: str) -> bool:
+        """Forget a cluster and everything in it; False when there was none. Requests already
+        running on it finish on the old state; the next write creates it afresh."""
+        with self._lock:
+            return self._clusters.pop(name or "default", None) is not None
 
     def clusters(self) -> dict[str, Cluster]:
         return dict(self._clusters)

@@ -24,6 +24,9 @@ _SIGNED_FIELDS = tuple(
     f.name for f in dataclasses.fields(Pod) if f.name not in ("uid", "name", "shape")
 )
 _MEMO_MAX = 1024
+# bytes of signatures the memo may hold (a signature carries the pod's names: images, labels,
+# ...; the fields it keeps alive are about as big), so huge dry-run pods cannot pin memory
+_MEMO_BYTES = 4 * 1024 * 1024
 
 
 def sign_pod(fw: Framework, pod: PodInfo, soft_spread: bool = False) -> Signed:
@@ -59,6 +62,7 @@ class PodSigner:
         self.soft_spread = soft_spread
         self._shape: tuple[object | None, Signed] = (None, (None, False))
         self._memo: dict[tuple[int, ...], tuple[tuple[Any, ...], Signed]] = {}
+        self._memo_bytes = 0
 
     def sign(self, info: PodInfo) -> Signed:
         pod = info.pod
@@ -79,7 +83,11 @@ class PodSigner:
         if hit is not None and all(a is b for a, b in zip(hit[0], fields, strict=True)):
             return hit[1]
         result = sign_pod(self.fw, info, self.soft_spread)
-        if len(self._memo) >= _MEMO_MAX:
+        size = len(result[0] or b"")
+        if len(self._memo) >= _MEMO_MAX or self._memo_bytes + size > _MEMO_BYTES:
             self._memo.clear()
-        self._memo[key] = (fields, result)
+            self._memo_bytes = 0
+        if size <= _MEMO_BYTES:
+            self._memo[key] = (fields, result)
+            self._memo_bytes += size
         return result

@@ -32,7 +32,7 @@ from ..model import (
     Pod,
     PodAffinityTerm,
 )
-from .snapshot import IntArray, PodRecord, Snapshot
+from .snapshot import IntArray, NominatedKey, PodRecord, Snapshot
 
 __all__ = [
     "AffinityIndex",
@@ -233,11 +233,11 @@ class AffinityIndex:
     def __init__(self, max_selectors: int = DEFAULT_MAX_SELECTORS) -> None:
         self._capacity = 0
         self._max_selectors = max_selectors
-        self._pods: dict[str, tuple[Pod, int]] = {}
+        self._pods: dict[str | NominatedKey, tuple[Pod, int]] = {}
         self.required_anti: TermGroups[AffinityTerm] = TermGroups()
         self.required_affinity: TermGroups[AffinityTerm] = TermGroups()
         self.preferred: TermGroups[tuple[AffinityTerm, int]] = TermGroups()
-        self._terms: dict[str, _Terms] = {}
+        self._terms: dict[str | NominatedKey, _Terms] = {}
         self._selectors: OrderedDict[SelectorKey, CountArray] = OrderedDict()
 
     @classmethod
@@ -263,17 +263,18 @@ class AffinityIndex:
 
     def pod_added(self, rec: PodRecord, row: int) -> None:
         pod = rec.pod
-        if pod.uid in self._pods:  # never twice: undo the first before counting again
-            old, old_row = self._pods[pod.uid]
-            self._remove(old, old_row)
-        self._pods[pod.uid] = (pod, row)
-        for key, arr in self._selectors.items():
-            if _key_matches(key, pod):
+        key = rec.key  # a uid, or a two-pass temporary's own key
+        if key in self._pods:  # never twice: undo the first before counting again
+            old, old_row = self._pods[key]
+            self._remove(key, old, old_row)
+        self._pods[key] = (pod, row)
+        for sel, arr in self._selectors.items():
+            if _key_matches(sel, pod):
                 arr[row] += 1
         if not pod_has_pod_affinity(pod):
             return
         terms = _terms_of(pod)
-        self._terms[pod.uid] = terms
+        self._terms[key] = terms
         cap = self._capacity
         for t in terms.required_affinity:
             self.required_affinity.add(t, row, cap)
@@ -283,16 +284,16 @@ class AffinityIndex:
             self.preferred.add(tw, row, cap)
 
     def pod_removed(self, rec: PodRecord, row: int) -> None:
-        entry = self._pods.get(rec.pod.uid)
+        entry = self._pods.get(rec.key)
         if entry is not None:
-            self._remove(entry[0], entry[1])
+            self._remove(rec.key, entry[0], entry[1])
 
-    def _remove(self, pod: Pod, row: int) -> None:
-        del self._pods[pod.uid]
-        for key, arr in self._selectors.items():
-            if _key_matches(key, pod):
+    def _remove(self, key: str | NominatedKey, pod: Pod, row: int) -> None:
+        del self._pods[key]
+        for sel, arr in self._selectors.items():
+            if _key_matches(sel, pod):
                 arr[row] -= 1
-        terms = self._terms.pop(pod.uid, None)
+        terms = self._terms.pop(key, None)
         if terms is None:
             return
         for t in terms.required_affinity:

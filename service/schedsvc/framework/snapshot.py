@@ -7,11 +7,16 @@ rows in use; `order` lists them in the fixed visiting order of the filter stage.
 Two generation counters let caches invalidate cheaply: `generation` moves on every change,
 `static_generation` only when what static filters read (the node set, labels, taints,
 unschedulable, images) changes. Usage changes (assume/forget) do not move it.
+
+Names are interned only for what the cluster holds (nodes, held pods), never for a pod being
+scheduled or explained, and every use is counted so `compact` can drop the dead ones
+(engine/interning.py): a cluster's memory follows what it holds.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+import dataclasses
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -29,12 +34,14 @@ from ..model import (
     PodDisruptionBudget,
     Taint,
 )
+from .interning import LabelColumn, kept_columns, worth_compacting
 from .podinfo import PodInfo, pod_info
 
 __all__ = [
     "Snapshot",
     "PodRecord",
     "PodListener",
+    "NominatedKey",
     "LabelColumn",
     "normalized_image_name",
     "BoolArray",
@@ -55,6 +62,14 @@ def normalized_image_name(name: str) -> str:
     return name
 
 
+@dataclass(frozen=True, slots=True)
+class NominatedKey:
+    """The key of a nominated pod counted on its node for a two-pass filter. It is not a str,
+    so it can never equal a pod uid a client sends."""
+
+    uid: str
+
+
 @dataclass(slots=True)
 class PodRecord:
     """A pod the cluster holds: bound or assumed on `node_name`, or only nominated."""
@@ -63,10 +78,17 @@ class PodRecord:
     node_name: str  # "" for a pod that is only nominated
     assumed: bool  # placed by us, not (yet) confirmed by the client
     nominated_node_name: str = ""
+    # set on the temporary record of a nominated pod counted for a two-pass filter
+    temporary: NominatedKey | None = None
 
     @property
     def pod(self) -> Pod:
         return self.info.pod
+
+    @property
+    def key(self) -> str | NominatedKey:
+        """What indexes key this record by: the uid, or the temporary's own key."""
+        return self.temporary if self.temporary is not None else self.info.pod.uid
 
 
 class PodListener(Protocol):
@@ -75,36 +97,6 @@ class PodListener(Protocol):
     def pod_added(self, rec: PodRecord, row: int) -> None: ...
     def pod_removed(self, rec: PodRecord, row: int) -> None: ...
     def grow(self, capacity: int) -> None: ...
-
-
-class LabelColumn:
-    """Interned values of one label key: ids[row] is the value's id, -1 where absent."""
-
-    __slots__ = ("ids", "vocab", "index", "counts")
-
-    def __init__(self, capacity: int) -> None:
-        self.ids = np.full(capacity, -1, dtype=np.int32)
-        self.vocab: list[str] = []
-        self.index: dict[str, int] = {}
-        self.counts: list[int] = []  # alive rows per value id
-
-    def intern(self, value: str) -> int:
-        i = self.index.get(value)
-        if i is None:
-            i = len(self.vocab)
-            self.index[value] = i
-            self.vocab.append(value)
-            self.counts.append(0)
-        return i
-
-    def match(self, predicate: Callable[[str], bool], absent: bool) -> BoolArray:
-        """Evaluate `predicate` once per distinct value, then gather it for every row."""
-        table = np.fromiter(
-            (predicate(v) for v in self.vocab), dtype=np.bool_, count=len(self.vocab)
-        )
-        table = np.append(table, absent)  # id -1 reads the last entry
-        out: BoolArray = table[self.ids]
-        return out
 
 
 class Snapshot:
@@ -121,6 +113,9 @@ class Snapshot:
         self.alive = np.zeros(capacity, dtype=np.bool_)
         self._order: npt.NDArray[np.intp] | None = np.zeros(0, dtype=np.intp)
         self.resource_index: dict[str, int] = {r: i for i, r in enumerate(_BASE_RESOURCES)}
+        self.resource_names: list[str] = list(_BASE_RESOURCES)
+        # per column: nodes whose allocatable names it + held pods requesting it
+        self.resource_refs: list[int] = [0] * len(_BASE_RESOURCES)
         self.allocatable = np.zeros((capacity, len(_BASE_RESOURCES)), dtype=np.int64)
         self.requested = np.zeros((capacity, len(_BASE_RESOURCES)), dtype=np.int64)
         self.nonzero_requested = np.zeros((capacity, 2), dtype=np.int64)  # cpu, memory
@@ -128,6 +123,7 @@ class Snapshot:
         self.labels: dict[str, LabelColumn] = {}
         self.taint_ids: dict[Taint, int] = {}
         self.taint_list: list[Taint] = []
+        self.taint_refs: list[int] = []  # per taint column: nodes carrying it
         self.taint_matrix = np.zeros((capacity, 0), dtype=np.bool_)
         # kube's cache imageStates, keyed by the names nodes report (not normalized): the rows
         # holding each name, how many nodes do, and the size first reported for it
@@ -136,6 +132,7 @@ class Snapshot:
         self.image_size: dict[str, int] = {}
         # (protocol, port) -> host ip -> count of pods using it per row
         self.host_ports: dict[tuple[str, int], dict[str, npt.NDArray[np.int32]]] = {}
+        self._host_port_uses: dict[tuple[str, int, str], int] = {}  # pods per (key, ip)
         self.pods: dict[str, PodRecord] = {}
         self.pods_on_row: list[dict[str, PodRecord]] = []
         self.nominated: dict[str, PodRecord] = {}  # uid -> pods only nominated
@@ -205,25 +202,33 @@ class Snapshot:
         for listener in self.listeners:
             listener.grow(cap)
 
-    def ensure_resource(self, resource: str) -> int:
-        """Column of `resource`, adding a zero column the first time a name is seen."""
+    def _ref_resource(self, resource: str, delta: int) -> int:
+        """Column of `resource` with its use count moved by `delta`; a name seen for the first
+        time gets a zero column. Only what the cluster holds (nodes, held pods) calls this:
+        a read-only request never adds a column."""
         col = self.resource_index.get(resource)
         if col is None:
-            col = len(self.resource_index)
+            col = len(self.resource_names)
             self.resource_index[resource] = col
+            self.resource_names.append(resource)
+            self.resource_refs.append(0)
             z = np.zeros((self.capacity, 1), dtype=np.int64)
             self.allocatable = np.hstack([self.allocatable, z])
             self.requested = np.hstack([self.requested, z])
+        self.resource_refs[col] += delta
         return col
 
     def _taint_id(self, taint: Taint) -> int:
+        """Column of `taint`, counted once more (one more node carries it)."""
         tid = self.taint_ids.get(taint)
         if tid is None:
             tid = len(self.taint_list)
             self.taint_ids[taint] = tid
             self.taint_list.append(taint)
+            self.taint_refs.append(0)
             z = np.zeros((self.capacity, 1), dtype=np.bool_)
             self.taint_matrix = np.hstack([self.taint_matrix, z])
+        self.taint_refs[tid] += 1
         return tid
 
     # ---- nodes ---------------------------------------------------------------------------
@@ -251,7 +256,7 @@ class Snapshot:
     def _write_static(self, row: int, node: Node) -> None:
         self.allocatable[row, :] = 0
         for res, qty in node.allocatable.items():
-            rcol = self.ensure_resource(res)  # may widen the matrix: index it afterwards
+            rcol = self._ref_resource(res, +1)  # may widen the matrix: index it afterwards
             self.allocatable[row, rcol] = qty
         self.unschedulable[row] = node.unschedulable
         for key, value in node.labels.items():
@@ -259,9 +264,7 @@ class Snapshot:
             if col is None:
                 col = LabelColumn(self.capacity)
                 self.labels[key] = col
-            vid = col.intern(value)
-            col.ids[row] = vid
-            col.counts[vid] += 1
+            col.set(row, value)
         for t in node.taints:
             tid = self._taint_id(t)  # may widen the matrix: index it afterwards
             self.taint_matrix[row, tid] = True
@@ -284,11 +287,11 @@ class Snapshot:
     def _clear_static(self, row: int) -> None:
         old = self.node(row)
         for key in old.labels:
-            col = self.labels[key]
-            vid = int(col.ids[row])
-            if vid >= 0:
-                col.counts[vid] -= 1
-            col.ids[row] = -1
+            self.labels[key].clear(row)
+        for t in old.taints:
+            self.taint_refs[self.taint_ids[t]] -= 1
+        for res in old.allocatable:
+            self.resource_refs[self.resource_index[res]] -= 1
         self.taint_matrix[row, :] = False
         seen: set[str] = set()
         for img in old.images:
@@ -301,6 +304,7 @@ class Snapshot:
                 if self.image_num_nodes[name] == 0:  # kube drops the image state
                     del self.image_num_nodes[name]
                     del self.image_size[name]
+                    del self.image_rows[name]
         self.unschedulable[row] = False
         self.allocatable[row, :] = 0
 
@@ -346,19 +350,26 @@ class Snapshot:
         self.generation += 1
         return rec
 
-    def add_nominated(self, pod: Pod) -> None:
-        """A pending pod nominated to a node: counted only in the filter stage's first pass."""
+    def add_nominated(self, pod: Pod, info: PodInfo | None = None) -> None:
+        """A pending pod nominated to a node: counted only in the filter stage's first pass.
+        Its resource names are counted here, so its two-pass temporaries add no column."""
         if pod.uid in self.pods or pod.uid in self.nominated:
             self.remove_pod(pod.uid)
-        self.nominated[pod.uid] = PodRecord(
-            info=pod_info(pod), node_name="", assumed=False,
+        rec = PodRecord(
+            info=info if info is not None and info.pod is pod else pod_info(pod),
+            node_name="", assumed=False,
             nominated_node_name=pod.nominated_node_name,
         )
+        for res in rec.info.requests:
+            self._ref_resource(res, +1)
+        self.nominated[pod.uid] = rec
         self.generation += 1
 
     def remove_pod(self, uid: str) -> PodRecord | None:
         rec = self.nominated.pop(uid, None)
         if rec is not None:
+            for res in rec.info.requests:
+                self.resource_refs[self.resource_index[res]] -= 1
             self.generation += 1
             return rec
         rec = self.pods.pop(uid, None)
@@ -372,21 +383,58 @@ class Snapshot:
         self.generation += 1
         return rec
 
+    def add_temporary(self, nominated: PodRecord, node_name: str) -> PodRecord:
+        """Count a nominated pod on `node_name` for a two-pass filter, keyed by a NominatedKey:
+        usage and indexes see it, the uid-keyed pod tables do not, so it cannot touch a pod
+        a client sent, whatever that pod's uid. Undo with remove_temporary."""
+        pod = dataclasses.replace(nominated.pod, node_name=node_name, shape=None)
+        rec = PodRecord(
+            info=nominated.info.for_pod(pod), node_name=node_name, assumed=False,
+            temporary=NominatedKey(pod.uid),
+        )
+        row = self.index[node_name]
+        self._account(rec, row, +1)
+        for listener in self.listeners:
+            listener.pod_added(rec, row)
+        self.generation += 1
+        return rec
+
+    def remove_temporary(self, rec: PodRecord) -> None:
+        row = self.index[rec.node_name]
+        self._account(rec, row, -1)
+        for listener in self.listeners:
+            listener.pod_removed(rec, row)
+        self.generation += 1
+
     def _account(self, rec: PodRecord, row: int, sign: int) -> None:
         info = rec.info
         for res, qty in info.requests.items():
-            col = self.ensure_resource(res)
+            col = self._ref_resource(res, sign)
             self.requested[row, col] += sign * qty
         self.requested[row, 3] += sign  # pods
         self.nonzero_requested[row, 0] += sign * info.nonzero_cpu
         self.nonzero_requested[row, 1] += sign * info.nonzero_memory
         for protocol, port, ip in info.host_ports:  # app containers' and sidecars'
-            ips = self.host_ports.setdefault((protocol, port), {})
-            arr = ips.get(ip)
-            if arr is None:
-                arr = np.zeros(self.capacity, dtype=np.int32)
-                ips[ip] = arr
-            arr[row] += sign
+            self._use_host_port(protocol, port, ip, row, sign)
+
+    def _use_host_port(self, protocol: str, port: int, ip: str, row: int, sign: int) -> None:
+        """Count a pod's use of a host port on a row; an (ip, port) no pod uses is dropped."""
+        key = (protocol, port)
+        ips = self.host_ports.setdefault(key, {})
+        arr = ips.get(ip)
+        if arr is None:
+            arr = np.zeros(self.capacity, dtype=np.int32)
+            ips[ip] = arr
+        arr[row] += sign
+        use = (protocol, port, ip)
+        left = self._host_port_uses.get(use, 0) + sign
+        if left:
+            self._host_port_uses[use] = left
+            return
+        del self._host_port_uses[use]
+        del ips[ip]
+        if not ips:
+            del self.host_ports[key]
 
     def add_listener(self, listener: PodListener) -> None:
         """Register an index and replay the pods already held into it."""
@@ -399,3 +447,60 @@ class Snapshot:
         self.namespaces[ns.name] = ns
         self.generation += 1
         self.static_generation += 1
+
+    # ---- compaction ----------------------------------------------------------------------
+    def compact(self, force: bool = False) -> bool:
+        """Drop interned names nothing holds any more (see engine/interning.py), when enough
+        are dead to be worth it (always with `force`). Rows do not move. Returns whether
+        column numbers or value ids changed: then whatever kept them across cycles (batch
+        state) must be dropped. Both generations move, so caches keyed on them miss."""
+        changed = False
+        nres = len(self.resource_names)
+        dead = sum(1 for c, n in enumerate(self.resource_refs) if c >= 4 and n <= 0)
+        if dead and (force or worth_compacting(dead, nres - 4 - dead)):
+            self._compact_resources()
+            changed = True
+        dead = sum(1 for n in self.taint_refs if n <= 0)
+        if dead and (force or worth_compacting(dead, len(self.taint_refs) - dead)):
+            self._compact_taints()
+            changed = True
+        empty = [k for k, col in self.labels.items() if col.total == 0]
+        if empty and (force or worth_compacting(len(empty), len(self.labels) - len(empty))):
+            for k in empty:
+                del self.labels[k]
+            changed = True
+        for col in self.labels.values():
+            dead = col.dead
+            if dead and (force or worth_compacting(dead, len(col.vocab) - dead)):
+                col.compact()
+                changed = True
+        if changed:
+            self.generation += 1
+            self.static_generation += 1
+        return changed
+
+    def _compact_resources(self) -> None:
+        keep = kept_columns(self.resource_refs, len(_BASE_RESOURCES))
+        self.allocatable = np.ascontiguousarray(self.allocatable[:, keep])
+        self.requested = np.ascontiguousarray(self.requested[:, keep])
+        self.resource_names = [self.resource_names[c] for c in keep]
+        self.resource_refs = [self.resource_refs[c] for c in keep]
+        self.resource_index = {r: i for i, r in enumerate(self.resource_names)}
+
+    def _compact_taints(self) -> None:
+        keep = kept_columns(self.taint_refs, 0)
+        self.taint_matrix = np.ascontiguousarray(self.taint_matrix[:, keep])
+        self.taint_list = [self.taint_list[t] for t in keep]
+        self.taint_refs = [self.taint_refs[t] for t in keep]
+        self.taint_ids = {t: i for i, t in enumerate(self.taint_list)}
+
+    def interned(self) -> dict[str, int]:
+        """How many names of each kind are interned (live or dead): what compaction bounds."""
+        return {
+            "resources": len(self.resource_names),
+            "taints": len(self.taint_list),
+            "label_keys": len(self.labels),
+            "label_values": sum(len(c.vocab) for c in self.labels.values()),
+            "images": len(self.image_rows),
+            "host_ports": len(self._host_port_uses),
+        }

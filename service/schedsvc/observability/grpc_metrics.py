@@ -8,14 +8,19 @@ written for Go services apply unchanged. Codes are spelled as Go's codes.Code.St
 
 from __future__ import annotations
 
+import asyncio
 import time
-from collections.abc import Callable, Iterator
-from typing import Any
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any, TypeAlias
 
 import grpc
 from prometheus_client import REGISTRY, CollectorRegistry, Counter, Histogram
 
+from ..server.handlers import responses_of
+
 __all__ = ["GrpcMetricsInterceptor", "go_code_name"]
+
+Context: TypeAlias = "grpc.aio.ServicerContext[Any, Any]"
 
 # client_golang's DefBuckets, which go-grpc-prometheus uses for handling time
 _DEF_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
@@ -96,12 +101,12 @@ class _Call:
         self.finished = False
         m.started.labels(*labels).inc()
 
-    def done(self, context: grpc.ServicerContext, error: BaseException | None) -> None:
+    def done(self, context: Context, error: BaseException | None) -> None:
         if self.finished:
             return
         self.finished = True
         code = _code_of(context)
-        if code is None and isinstance(error, GeneratorExit):
+        if code is None and isinstance(error, (GeneratorExit, asyncio.CancelledError)):
             code = grpc.StatusCode.CANCELLED  # the stream was closed: the client went away
         elif code is None and error is not None:
             code = grpc.StatusCode.UNKNOWN  # grpc answers an unhandled exception so
@@ -109,23 +114,23 @@ class _Call:
         self.m.seconds.labels(*self.labels).observe(time.perf_counter() - self.started)
 
 
-def _code_of(context: grpc.ServicerContext) -> grpc.StatusCode | None:
+def _code_of(context: Context) -> grpc.StatusCode | None:
     code = context.code()  # grpcio >= 1.38
     return code if isinstance(code, grpc.StatusCode) else None
 
 
-class GrpcMetricsInterceptor(grpc.ServerInterceptor):  # type: ignore[misc]
+class GrpcMetricsInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
     """Counts every RPC: started, handled by code, messages each way, handling time."""
 
     def __init__(self, registry: CollectorRegistry = REGISTRY) -> None:
         self._m = _Metrics(registry)
 
-    def intercept_service(
+    async def intercept_service(
         self,
-        continuation: Callable[[grpc.HandlerCallDetails], grpc.RpcMethodHandler | None],
+        continuation: Callable[[grpc.HandlerCallDetails], Awaitable[grpc.RpcMethodHandler]],
         handler_call_details: grpc.HandlerCallDetails,
     ) -> grpc.RpcMethodHandler | None:
-        handler = continuation(handler_call_details)
+        handler = await continuation(handler_call_details)
         if handler is None:
             return None
         service, _, method = handler_call_details.method.lstrip("/").rpartition("/")
@@ -141,19 +146,17 @@ class GrpcMetricsInterceptor(grpc.ServerInterceptor):  # type: ignore[misc]
         return _wrap_stream_stream(handler, m, labels)
 
 
-def _counted_requests(it: Iterator[Any], call: _Call) -> Iterator[Any]:
+async def _counted_requests(it: AsyncIterator[Any], call: _Call) -> AsyncIterator[Any]:
     counter = call.m.received.labels(*call.labels)
-    for msg in it:
+    async for msg in it:
         counter.inc()
         yield msg
 
 
-def _counted_responses(
-    it: Iterator[Any], call: _Call, context: grpc.ServicerContext
-) -> Iterator[Any]:
+async def _counted_responses(result: Any, call: _Call, context: Context) -> AsyncIterator[Any]:
     counter = call.m.sent.labels(*call.labels)
     try:
-        for msg in it:
+        async for msg in responses_of(result):
             counter.inc()
             yield msg
     except BaseException as exc:
@@ -164,10 +167,11 @@ def _counted_responses(
         call.done(context, None)
 
 
-def _answered(call: _Call, context: grpc.ServicerContext, handle: Callable[[], Any]) -> Any:
-    """Run a handler with one response: the call ends with its status, the response counted."""
+async def _answered(call: _Call, context: Context, handle: Awaitable[Any]) -> Any:
+    """Await a handler with one response: the call ends with its status, the response
+    counted."""
     try:
-        resp = handle()
+        resp = await handle
     except BaseException as exc:
         call.done(context, exc)
         raise
@@ -181,10 +185,10 @@ def _wrap_unary_unary(
 ) -> grpc.RpcMethodHandler:
     inner = h.unary_unary
 
-    def behavior(request: Any, context: grpc.ServicerContext) -> Any:
+    async def behavior(request: Any, context: Context) -> Any:
         call = _Call(m, labels)
         m.received.labels(*labels).inc()
-        return _answered(call, context, lambda: inner(request, context))
+        return await _answered(call, context, inner(request, context))
 
     return grpc.unary_unary_rpc_method_handler(
         behavior, h.request_deserializer, h.response_serializer
@@ -196,10 +200,11 @@ def _wrap_unary_stream(
 ) -> grpc.RpcMethodHandler:
     inner = h.unary_stream
 
-    def behavior(request: Any, context: grpc.ServicerContext) -> Iterator[Any]:
+    async def behavior(request: Any, context: Context) -> AsyncIterator[Any]:
         call = _Call(m, labels)
         m.received.labels(*labels).inc()
-        return _counted_responses(iter(inner(request, context)), call, context)
+        async for resp in _counted_responses(inner(request, context), call, context):
+            yield resp
 
     return grpc.unary_stream_rpc_method_handler(
         behavior, h.request_deserializer, h.response_serializer
@@ -211,9 +216,9 @@ def _wrap_stream_unary(
 ) -> grpc.RpcMethodHandler:
     inner = h.stream_unary
 
-    def behavior(requests: Iterator[Any], context: grpc.ServicerContext) -> Any:
+    async def behavior(requests: AsyncIterator[Any], context: Context) -> Any:
         call = _Call(m, labels)
-        return _answered(call, context, lambda: inner(_counted_requests(requests, call), context))
+        return await _answered(call, context, inner(_counted_requests(requests, call), context))
 
     return grpc.stream_unary_rpc_method_handler(
         behavior, h.request_deserializer, h.response_serializer
@@ -225,11 +230,11 @@ def _wrap_stream_stream(
 ) -> grpc.RpcMethodHandler:
     inner = h.stream_stream
 
-    def behavior(requests: Iterator[Any], context: grpc.ServicerContext) -> Iterator[Any]:
+    async def behavior(requests: AsyncIterator[Any], context: Context) -> AsyncIterator[Any]:
         call = _Call(m, labels)
-        return _counted_responses(
-            iter(inner(_counted_requests(requests, call), context)), call, context
-        )
+        results = inner(_counted_requests(requests, call), context)
+        async for resp in _counted_responses(results, call, context):
+            yield resp
 
     return grpc.stream_stream_rpc_method_handler(
         behavior, h.request_deserializer, h.response_serializer

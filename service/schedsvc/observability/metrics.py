@@ -27,12 +27,17 @@ from prometheus_client.registry import Collector
 if TYPE_CHECKING:
     from ..engine.scheduler import Engine
 
+# clusters with their own schedsvc_cluster_cache_size series (--metrics-cluster-series)
+DEFAULT_CLUSTER_SERIES = 100
+
 __all__ = [
+    "DEFAULT_CLUSTER_SERIES",
     "PrometheusObserver",
     "ClusterCollector",
     "new_registry",
     "start_metrics_server",
 ]
+
 
 def _exponential(start: float, factor: float, count: int) -> tuple[float, ...]:
     """client_golang's ExponentialBuckets."""
@@ -175,10 +180,15 @@ class ClusterCollector(Collector):
     placed and the client has not yet confirmed (kube's assumed pods awaiting binding).
     kube's scheduler_pending_pods has no analogue: we keep no queue, a request's pods are
     scheduled as it arrives.
+
+    The per-cluster series are bounded: only the first `cluster_series` clusters by name have
+    them (the total covers every cluster), so a tenant creating clusters cannot grow /metrics
+    without bound. schedsvc_clusters says how many there are.
     """
 
-    def __init__(self, engine: Engine) -> None:
+    def __init__(self, engine: Engine, cluster_series: int = DEFAULT_CLUSTER_SERIES) -> None:
         self.engine = engine
+        self.cluster_series = max(0, cluster_series)
 
     def collect(self) -> Iterator[Metric]:
         total = GaugeMetricFamily(
@@ -192,7 +202,8 @@ class ClusterCollector(Collector):
             labels=["cluster", "type"],
         )
         sums = {"nodes": 0, "pods": 0, "assumed_pods": 0}
-        for name, cluster in sorted(self.engine.clusters().items()):
+        held = sorted(self.engine.clusters().items())
+        for i, (name, cluster) in enumerate(held):
             snap = cluster.snapshot
             # list() copies the values in one C call, safe against a concurrent cycle
             records = list(snap.pods.values())
@@ -205,13 +216,15 @@ class ClusterCollector(Collector):
                 "nominated_pods": nominated,
             }
             for kind, n in counts.items():
-                per.add_metric([name, kind], n)
+                if i < self.cluster_series:
+                    per.add_metric([name, kind], n)
                 if kind in sums:
                     sums[kind] += n
         for kind, n in sums.items():
             total.add_metric([kind], n)
         yield total
         yield per
+        yield GaugeMetricFamily("schedsvc_clusters", "Clusters the server holds.", len(held))
 
 
 def start_metrics_server(address: str, registry: CollectorRegistry = REGISTRY) -> int:

@@ -37,7 +37,7 @@ def tracing_requested(flag: bool, env: Mapping[str, str] = os.environ) -> bool:
 @dataclass(slots=True)
 class Observability:
     observer: Observer
-    interceptors: tuple[grpc.ServerInterceptor, ...] = ()
+    interceptors: tuple[grpc.aio.ServerInterceptor, ...] = ()
     metrics_port: int | None = None
     _on_engine: list[Callable[[Engine], None]] = field(default_factory=list)
     _on_shutdown: list[Callable[[], None]] = field(default_factory=list)
@@ -53,10 +53,13 @@ class Observability:
             f()
 
 
-def setup_observability(metrics_address: str, tracing: bool) -> Observability:
-    """Prometheus on `metrics_address` (off when empty) and OTLP tracing when `tracing`."""
+def setup_observability(
+    metrics_address: str, tracing: bool, *, cluster_series: int = 100
+) -> Observability:
+    """Prometheus on `metrics_address` (off when empty) and OTLP tracing when `tracing`;
+    per-cluster series for at most `cluster_series` clusters."""
     observers: list[Observer] = []
-    interceptors: list[grpc.ServerInterceptor] = []
+    interceptors: list[grpc.aio.ServerInterceptor] = []
     on_engine: list[Callable[[Engine], None]] = []
     on_shutdown: list[Callable[[], None]] = []
     port: int | None = None
@@ -73,7 +76,9 @@ def setup_observability(metrics_address: str, tracing: bool) -> Observability:
         observers.append(PrometheusObserver(registry))
         # outermost, so calls refused by later interceptors (auth) are counted too
         interceptors.append(GrpcMetricsInterceptor(registry))
-        on_engine.append(lambda engine: registry.register(ClusterCollector(engine)))
+        on_engine.append(
+            lambda engine: registry.register(ClusterCollector(engine, cluster_series))
+        )
         port = start_metrics_server(metrics_address, registry)
     if tracing:
         from .tracing import setup_tracing

@@ -128,7 +128,7 @@ class Tracing:
 
     provider: TracerProvider
     observer: TracingObserver
-    interceptor: grpc.ServerInterceptor
+    interceptor: grpc.aio.ServerInterceptor
 
     def shutdown(self) -> None:
         """Flush spans still queued, then stop exporting."""
@@ -157,12 +157,12 @@ def _exporter_from_env() -> SpanExporter:
 def setup_tracing(exporter: SpanExporter | None = None, *, batch: bool = True) -> Tracing:
     """A tracer provider of our own (the global one is left alone), exporting to `exporter`,
     or as OTEL_* configures when None. `batch=False` exports each span as it ends (tests)."""
-    from opentelemetry.instrumentation.grpc import filters, server_interceptor
+    from opentelemetry.instrumentation.grpc import aio_server_interceptor, filters
 
     provider = TracerProvider(resource=_resource())
     exp = exporter if exporter is not None else _exporter_from_env()
     provider.add_span_processor(BatchSpanProcessor(exp) if batch else SimpleSpanProcessor(exp))
-    interceptor = server_interceptor(  # type: ignore[no-untyped-call]
+    interceptor = aio_server_interceptor(  # type: ignore[no-untyped-call]
         tracer_provider=provider, filter_=filters.negate(filters.service_name(_HEALTH_SERVICE))
     )
     tracer = provider.get_tracer("schedsvc")

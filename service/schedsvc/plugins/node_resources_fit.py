@@ -19,7 +19,7 @@ from ..errors import ConfigError
 from ..framework import Code, FilterResult, PluginTraits, PreFilterResult, Rows
 from ..framework.podinfo import PodInfo
 from ..framework.snapshot import BoolArray, IntArray, Snapshot
-from ..model import CPU, EPHEMERAL_STORAGE, MEMORY, PODS
+from ..model import CPU, EPHEMERAL_STORAGE, MAX_QUANTITY, MEMORY, PODS
 from ..names import is_qualified_name
 from .resource_scoring import (
     DEFAULT_RESOURCES,
@@ -213,10 +213,15 @@ class FitState:
     cpu: int
     memory: int
     ephemeral_storage: int
-    scalars: tuple[tuple[str, int, int], ...]  # (name, column, quantity), sorted by name
+    # (name, column, quantity), sorted by name; column None: no node or held pod names the
+    # resource (allocatable 0 everywhere), and a read-only request must not add a column for it
+    scalars: tuple[tuple[str, int | None, int], ...]
     any_request: bool  # kube's early return: a pod requesting nothing checks only the pod count
     # (column, quantity) of every positive request, for the one-row path
-    positive: tuple[tuple[int, int], ...] = ()
+    positive: tuple[tuple[int | None, int], ...] = ()
+    # (name, column, quantity) of ignored resources the pod requests: not checked against
+    # allocatable (kube), but a node's summed usage must stay in int64 (ours)
+    ignored: tuple[tuple[str, int, int], ...] = ()
 
 
 @dataclass(slots=True)
@@ -258,21 +263,29 @@ class NodeResourcesFit:
 
     def pre_filter(self, pod: PodInfo, snap: Snapshot) -> PreFilterResult:
         req = pod.requests
-        scalars: list[tuple[str, int, int]] = []
+        scalars: list[tuple[str, int | None, int]] = []
+        ignored: list[tuple[str, int, int]] = []
         any_scalar = False
         for name in sorted(req):
             if name in (CPU, MEMORY, EPHEMERAL_STORAGE) or not is_scalar_resource_name(name):
                 continue
             any_scalar = True
             qty = req[name]
-            if qty == 0 or self._ignored(name):
+            if qty == 0:
                 continue
-            # a resource no node has gets a zero column: it fails everywhere
-            scalars.append((name, snap.ensure_resource(name), qty))
+            col = snap.resource_col(name)
+            if self._ignored(name):
+                if col is not None:
+                    ignored.append((name, col, qty))
+                continue
+            # a resource no node has fails everywhere (no column: allocatable 0)
+            scalars.append((name, col, qty))
         cpu, mem, eph = req.get(CPU, 0), req.get(MEMORY, 0), req.get(EPHEMERAL_STORAGE, 0)
         any_request = bool(cpu or mem or eph or any_scalar)
         idx = snap.resource_index
-        checks = [(idx[CPU], cpu), (idx[MEMORY], mem), (idx[EPHEMERAL_STORAGE], eph)]
+        checks: list[tuple[int | None, int]] = [
+            (idx[CPU], cpu), (idx[MEMORY], mem), (idx[EPHEMERAL_STORAGE], eph)
+        ]
         checks.extend((col, qty) for _, col, qty in scalars)
         state = FitState(
             cpu=cpu,
@@ -281,6 +294,7 @@ class NodeResourcesFit:
             scalars=tuple(scalars),
             any_request=any_request,
             positive=tuple((c, q) for c, q in checks if q > 0) if any_request else (),
+            ignored=tuple(ignored),
         )
         return PreFilterResult(state=state)
 
@@ -292,7 +306,7 @@ class NodeResourcesFit:
         unresolvable = np.zeros(len(rows), dtype=np.bool_)
         if state.any_request:
             idx = snap.resource_index
-            checks: list[tuple[str, int, int]] = [
+            checks: list[tuple[str, int | None, int]] = [
                 (CPU, idx[CPU], state.cpu),
                 (MEMORY, idx[MEMORY], state.memory),
                 (EPHEMERAL_STORAGE, idx[EPHEMERAL_STORAGE], state.ephemeral_storage),
@@ -301,12 +315,25 @@ class NodeResourcesFit:
             for resource, col, qty in checks:
                 if qty <= 0:
                     continue
+                if col is None:  # no node has it: allocatable 0, short everywhere
+                    short = np.ones(len(rows), dtype=np.bool_)
+                    reasons.append((insufficient_reason(resource), short))
+                    infeasible |= short
+                    unresolvable |= short
+                    continue
                 alloc = snap.allocatable[rows, col]
-                short: BoolArray = qty > alloc - snap.requested[rows, col]
+                short = qty > alloc - snap.requested[rows, col]
                 if short.any():
                     reasons.append((insufficient_reason(resource), short))
                     infeasible |= short
                     unresolvable |= short & (qty > alloc)
+            for resource, col, qty in state.ignored:
+                # kube does not check ignored resources; we refuse only a node whose summed
+                # usage would leave int64 (validation bounds every pod's requests to half)
+                short = qty > MAX_QUANTITY - snap.requested[rows, col]
+                if short.any():
+                    reasons.append((insufficient_reason(resource), short))
+                    infeasible |= short
         return FitFilterResult(
             feasible=~infeasible,
             reasons=reasons,
@@ -322,7 +349,10 @@ class NodeResourcesFit:
         if used[pods_col] + 1 > alloc[pods_col]:
             return False
         for col, qty in state.positive:
-            if qty > alloc[col] - used[col]:
+            if col is None or qty > alloc[col] - used[col]:
+                return False
+        for _, col, qty in state.ignored:
+            if qty > MAX_QUANTITY - used[col]:
                 return False
         return True
 

@@ -1,10 +1,15 @@
-"""Admission control: bounded in-flight Schedule work per cluster.
+"""Admission control: bounded work in flight, bounded streams, and malformed bytes refused.
 
 A cluster schedules one batch at a time (its lock), so requests beyond the one running wait in
-line, each holding its decoded pods in memory. Counting queued + running requests per cluster and
-refusing the excess with RESOURCE_EXHAUSTED (and a retry delay) keeps that line, and the memory
-behind it, bounded, and tells a client to back off instead of piling up behind a slow cluster.
-Different clusters have separate counters, so one busy cluster never starves another.
+line, each holding its decoded pods in memory. Counting queued + running requests per cluster
+and in total, and refusing the excess with RESOURCE_EXHAUSTED (and a retry delay) keeps that
+line, and the memory behind it, bounded, and tells a client to back off instead of piling up
+behind a slow cluster. Different clusters have separate counters, so one busy cluster never
+starves another.
+
+An idle stream holds no thread (the server is asyncio), but each open stream still costs
+memory and a file descriptor, so streams are bounded too: in total, and per cluster (a stream
+counts for every cluster it has sent a request for, from its first request on).
 
 Bytes that do not decode as the request message are refused here too, as INVALID_ARGUMENT:
 grpcio would otherwise answer INTERNAL, which reads as a server bug and invites retries.
@@ -13,7 +18,7 @@ grpcio would otherwise answer INTERNAL, which reads as a server bug and invites 
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
@@ -21,12 +26,15 @@ import grpc
 from google.protobuf.message import DecodeError
 
 from ..errors import ResourceExhausted
+from .handlers import responses_of
 
-__all__ = ["Admission", "MalformedRequestInterceptor"]
+__all__ = ["Admission", "StreamAdmission", "MalformedRequestInterceptor"]
 
 
 class Admission:
-    """Per-cluster counters of admitted requests; `max_per_cluster` <= 0 disables the bound."""
+    """Per-cluster counters of admitted requests; `max_per_cluster` <= 0 disables the bound.
+
+    Thread-safe: a slot is taken and given back on the executor thread that runs the request."""
 
     def __init__(self, max_per_cluster: int, retry_after_seconds: float = 0.5) -> None:
         self.max_per_cluster = max_per_cluster
@@ -48,7 +56,7 @@ class Admission:
             if 0 < self.max_per_cluster <= n:
                 raise ResourceExhausted(
                     f"cluster {cluster!r} has {n} schedule requests in flight "
-                    f"(limit {self.max_per_cluster}): retry later",
+                    f"(limit {self.max_per_cluster}, --max-queue-per-cluster): retry later",
                     self.retry_after_seconds,
                 )
             self._in_flight[cluster] = n + 1
@@ -63,6 +71,62 @@ class Admission:
                     del self._in_flight[cluster]
 
 
+class StreamAdmission:
+    """Open ScheduleStream calls, in total and per cluster; a bound <= 0 disables it.
+
+    Only the event loop calls it, but the lock keeps reads from other threads (tests, metrics)
+    consistent."""
+
+    def __init__(
+        self, max_total: int, max_per_cluster: int, retry_after_seconds: float = 1.0
+    ) -> None:
+        self.max_total = max_total
+        self.max_per_cluster = max_per_cluster
+        self.retry_after_seconds = retry_after_seconds
+        self._lock = threading.Lock()
+        self._total = 0
+        self._per_cluster: dict[str, int] = {}
+
+    def open(self) -> None:
+        """A stream starts; ResourceExhausted when the server has its limit open."""
+        with self._lock:
+            if 0 < self.max_total <= self._total:
+                raise ResourceExhausted(
+                    f"the server has {self._total} streams open (limit {self.max_total}, "
+                    "--max-streams): retry later",
+                    self.retry_after_seconds,
+                )
+            self._total += 1
+
+    def join(self, cluster: str) -> None:
+        """The stream sends a request for `cluster` for the first time."""
+        with self._lock:
+            n = self._per_cluster.get(cluster, 0)
+            if 0 < self.max_per_cluster <= n:
+                raise ResourceExhausted(
+                    f"cluster {cluster!r} has {n} streams open (limit {self.max_per_cluster}, "
+                    "--max-streams-per-cluster): retry later",
+                    self.retry_after_seconds,
+                )
+            self._per_cluster[cluster] = n + 1
+
+    def close(self, clusters: set[str]) -> None:
+        """A stream that joined `clusters` ends."""
+        with self._lock:
+            self._total -= 1
+            for c in clusters:
+                left = self._per_cluster[c] - 1
+                if left:
+                    self._per_cluster[c] = left
+                else:
+                    del self._per_cluster[c]
+
+    def open_streams(self, cluster: str | None = None) -> int:
+        """Streams open in total, or that have sent a request for `cluster`."""
+        with self._lock:
+            return self._total if cluster is None else self._per_cluster.get(cluster, 0)
+
+
 class _Malformed:
     """Stands in for a request whose bytes did not decode."""
 
@@ -72,8 +136,8 @@ class _Malformed:
         self.error = error
 
 
-def _abort_malformed(context: grpc.ServicerContext, m: _Malformed) -> None:
-    context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"malformed request message: {m.error}")
+async def _abort_malformed(context: grpc.aio.ServicerContext[Any, Any], m: _Malformed) -> None:
+    await context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"malformed request message: {m.error}")
 
 
 def _lenient(des: Callable[[bytes], Any] | None) -> Callable[[bytes], Any] | None:
@@ -89,10 +153,12 @@ def _lenient(des: Callable[[bytes], Any] | None) -> Callable[[bytes], Any] | Non
     return decode
 
 
-def _checked_iter(it: Iterator[Any], context: grpc.ServicerContext) -> Iterator[Any]:
-    for request in it:
+async def _checked_iter(
+    it: AsyncIterator[Any], context: grpc.aio.ServicerContext[Any, Any]
+) -> AsyncIterator[Any]:
+    async for request in it:
         if isinstance(request, _Malformed):
-            _abort_malformed(context, request)
+            await _abort_malformed(context, request)
         yield request
 
 
@@ -101,33 +167,47 @@ def _checked(handler: grpc.RpcMethodHandler) -> grpc.RpcMethodHandler:
     des = _lenient(handler.request_deserializer)
     ser = handler.response_serializer
     if handler.request_streaming:
-        inner = handler.stream_stream or handler.stream_unary
-
-        def streaming(it: Iterator[Any], context: grpc.ServicerContext) -> Any:
-            return inner(_checked_iter(it, context), context)
-
         if handler.response_streaming:
-            return grpc.stream_stream_rpc_method_handler(streaming, des, ser)
-        return grpc.stream_unary_rpc_method_handler(streaming, des, ser)
-    inner1 = handler.unary_stream or handler.unary_unary
+            inner_ss = handler.stream_stream
 
-    def unary(request: Any, context: grpc.ServicerContext) -> Any:
-        if isinstance(request, _Malformed):
-            _abort_malformed(context, request)
-        return inner1(request, context)
+            async def stream_stream(it: Any, context: Any) -> AsyncIterator[Any]:
+                async for resp in responses_of(inner_ss(_checked_iter(it, context), context)):
+                    yield resp
 
+            return grpc.stream_stream_rpc_method_handler(stream_stream, des, ser)
+        inner_su = handler.stream_unary
+
+        async def stream_unary(it: Any, context: Any) -> Any:
+            return await inner_su(_checked_iter(it, context), context)
+
+        return grpc.stream_unary_rpc_method_handler(stream_unary, des, ser)
     if handler.response_streaming:
-        return grpc.unary_stream_rpc_method_handler(unary, des, ser)
-    return grpc.unary_unary_rpc_method_handler(unary, des, ser)
+        inner_us = handler.unary_stream
+
+        async def unary_stream(request: Any, context: Any) -> AsyncIterator[Any]:
+            if isinstance(request, _Malformed):
+                await _abort_malformed(context, request)
+            async for resp in responses_of(inner_us(request, context)):
+                yield resp
+
+        return grpc.unary_stream_rpc_method_handler(unary_stream, des, ser)
+    inner_uu = handler.unary_unary
+
+    async def unary_unary(request: Any, context: Any) -> Any:
+        if isinstance(request, _Malformed):
+            await _abort_malformed(context, request)
+        return await inner_uu(request, context)
+
+    return grpc.unary_unary_rpc_method_handler(unary_unary, des, ser)
 
 
-class MalformedRequestInterceptor(grpc.ServerInterceptor):  # type: ignore[misc]
+class MalformedRequestInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
     """Undecodable request bytes -> INVALID_ARGUMENT, for every service on the server."""
 
-    def intercept_service(
+    async def intercept_service(
         self,
-        continuation: Callable[[grpc.HandlerCallDetails], grpc.RpcMethodHandler | None],
+        continuation: Callable[[grpc.HandlerCallDetails], Awaitable[grpc.RpcMethodHandler]],
         handler_call_details: grpc.HandlerCallDetails,
     ) -> grpc.RpcMethodHandler | None:
-        handler = continuation(handler_call_details)
+        handler = await continuation(handler_call_details)
         return None if handler is None else _checked(handler)

@@ -1,13 +1,22 @@
-"""Assemble and run the gRPC server: service, health, reflection, graceful shutdown."""
+"""Assemble and run the gRPC server: service, health, reflection, graceful shutdown.
+
+The server is grpc's asyncio server, running its event loop on a thread of its own so that
+callers (the CLI, tests, embedding programs) keep a plain synchronous start/stop/wait. Engine
+work runs on a pool of `max_workers` threads (see aio_service.py); the loop answers health,
+reflection and stream reads whatever that pool is doing.
+"""
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import signal
 import threading
+from collections.abc import Coroutine
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from types import FrameType
+from typing import Any, TypeVar
 
 import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
@@ -17,12 +26,14 @@ from ..engine.scheduler import Engine
 from ..v1 import schedule_pb2 as pb
 from ..v1 import schedule_pb2_grpc as pb_grpc
 from .admission import MalformedRequestInterceptor
+from .aio_service import AsyncScheduleServicer
 from .servicer import Limits, ScheduleServicer
 
 __all__ = ["ServerOptions", "Server", "SERVICE_NAME"]
 
 SERVICE_NAME = pb.DESCRIPTOR.services_by_name["ScheduleService"].full_name
 log = logging.getLogger("schedsvc.server")
+T = TypeVar("T")
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,7 +43,7 @@ class ServerOptions:
     max_message_bytes: int = 64 * 1024 * 1024
     grace_seconds: float = 10.0
     limits: Limits = field(default_factory=Limits)
-    interceptors: tuple[grpc.ServerInterceptor, ...] = ()
+    interceptors: tuple[grpc.aio.ServerInterceptor, ...] = ()
     credentials: grpc.ServerCredentials | None = None
 
 
@@ -42,53 +53,90 @@ class Server:
     def __init__(self, engine: Engine, options: ServerOptions) -> None:
         self.engine = engine
         self.options = options
-        self._grpc = grpc.server(
-            ThreadPoolExecutor(max_workers=options.max_workers, thread_name_prefix="rpc"),
-            # the malformed-bytes guard wraps every handler, the ones other interceptors return too
+        self.executor = ThreadPoolExecutor(
+            max_workers=options.max_workers, thread_name_prefix="rpc"
+        )
+        self.servicer = ScheduleServicer(engine, options.limits)
+        self.aio_servicer = AsyncScheduleServicer(self.servicer, self.executor)
+        self.health = health.aio.HealthServicer()
+        self._loop = asyncio.new_event_loop()
+        self._loop_thread = threading.Thread(
+            target=self._loop.run_forever, name="grpc-aio", daemon=True
+        )
+        self._loop_thread.start()
+        self._stopped = threading.Event()
+        self._terminated = threading.Event()
+        try:
+            self._grpc, self.port = self._on_loop(self._build())
+        except BaseException:
+            self._close_loop()
+            raise
+
+    def _on_loop(self, coro: Coroutine[Any, Any, T]) -> T:
+        return asyncio.run_coroutine_threadsafe(coro, self._loop).result()
+
+    async def _build(self) -> tuple[grpc.aio.Server, int]:
+        options = self.options
+        server = grpc.aio.server(
+            # the malformed-bytes guard wraps every handler, the ones other interceptors return
             interceptors=[*options.interceptors, MalformedRequestInterceptor()],
             options=[
                 ("grpc.max_receive_message_length", options.max_message_bytes),
                 ("grpc.max_send_message_length", options.max_message_bytes),
                 ("grpc.so_reuseport", 0),
             ],
-            maximum_concurrent_rpcs=options.max_workers * 8,
         )
-        self.servicer = ScheduleServicer(engine, options.limits)
         pb_grpc.add_ScheduleServiceServicer_to_server(  # type: ignore[no-untyped-call]
-            self.servicer, self._grpc
+            self.aio_servicer, server
         )
-        self.health = health.HealthServicer()
-        health_pb2_grpc.add_HealthServicer_to_server(self.health, self._grpc)
+        health_pb2_grpc.add_HealthServicer_to_server(self.health, server)
         reflection.enable_server_reflection(
-            (SERVICE_NAME, health.SERVICE_NAME, reflection.SERVICE_NAME), self._grpc
+            (SERVICE_NAME, health.SERVICE_NAME, reflection.SERVICE_NAME), server
         )
         if options.credentials is not None:
-            self.port = self._grpc.add_secure_port(options.address, options.credentials)
+            port = server.add_secure_port(options.address, options.credentials)
         else:
-            self.port = self._grpc.add_insecure_port(options.address)
-        if self.port == 0:
+            port = server.add_insecure_port(options.address)
+        if port == 0:
             raise OSError(f"cannot bind {options.address}")
-        self._stopped = threading.Event()
+        return server, port
 
     def start(self) -> Server:
-        self._grpc.start()
-        for name in (SERVICE_NAME, ""):
-            self.health.set(name, health_pb2.HealthCheckResponse.SERVING)
+        self._on_loop(self._start())
         log.info("serving", extra={"address": self.options.address, "port": self.port})
         return self
+
+    async def _start(self) -> None:
+        await self._grpc.start()
+        for name in (SERVICE_NAME, ""):
+            await self.health.set(name, health_pb2.HealthCheckResponse.SERVING)
 
     def stop(self, grace: float | None = None) -> None:
         """Stop taking RPCs, let in-flight ones finish within the grace period, then close."""
         if self._stopped.is_set():
+            self._terminated.wait()
             return
         self._stopped.set()
-        self.health.enter_graceful_shutdown()
-        done = self._grpc.stop(self.options.grace_seconds if grace is None else grace)
-        done.wait()
-        self.engine.close()
+        try:
+            self._on_loop(self._stop(self.options.grace_seconds if grace is None else grace))
+            # work that outlived the grace was told its caller is gone: it ends between pods
+            self.executor.shutdown(wait=True, cancel_futures=True)
+            self.engine.close()
+        finally:
+            self._close_loop()
+            self._terminated.set()
+
+    async def _stop(self, grace: float) -> None:
+        await self.health.enter_graceful_shutdown()
+        await self._grpc.stop(grace)
+
+    def _close_loop(self) -> None:
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        self._loop_thread.join()
+        self._loop.close()
 
     def wait(self) -> None:
-        self._grpc.wait_for_termination()
+        self._terminated.wait()
 
     def install_signal_handlers(self) -> None:
         def handler(signum: int, frame: FrameType | None) -> None:

@@ -9,7 +9,7 @@ answer's timing says nothing about how much of a guess was right.
 from __future__ import annotations
 
 import hmac
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -30,12 +30,17 @@ def load_tokens(path: str | Path) -> tuple[str, ...]:
     return tokens
 
 
-def _deny(request: Any, context: grpc.ServicerContext) -> Any:
-    context.abort(grpc.StatusCode.UNAUTHENTICATED, "missing or invalid bearer token")
+_DENIED = "missing or invalid bearer token"
 
 
-def _deny_stream(request: Any, context: grpc.ServicerContext) -> Any:
-    _deny(request, context)
+async def _deny(request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
+    await context.abort(grpc.StatusCode.UNAUTHENTICATED, _DENIED)
+
+
+async def _deny_stream(
+    request: Any, context: grpc.aio.ServicerContext[Any, Any]
+) -> AsyncIterator[Any]:
+    await context.abort(grpc.StatusCode.UNAUTHENTICATED, _DENIED)
     yield  # pragma: no cover - abort raises first; the yield makes this a generator
 
 
@@ -52,7 +57,7 @@ def _denying_handler(handler: grpc.RpcMethodHandler) -> grpc.RpcMethodHandler:
     return grpc.unary_unary_rpc_method_handler(_deny, des, ser)
 
 
-class TokenAuthInterceptor(grpc.ServerInterceptor):  # type: ignore[misc]
+class TokenAuthInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
     """Refuse with UNAUTHENTICATED any call (but health checks) without a valid bearer token."""
 
     def __init__(self, tokens: Sequence[str], exempt_prefixes: Iterable[str] = (HEALTH_PREFIX,)):
@@ -75,15 +80,15 @@ class TokenAuthInterceptor(grpc.ServerInterceptor):  # type: ignore[misc]
             return ok
         return False
 
-    def intercept_service(
+    async def intercept_service(
         self,
-        continuation: Callable[[grpc.HandlerCallDetails], grpc.RpcMethodHandler | None],
+        continuation: Callable[[grpc.HandlerCallDetails], Awaitable[grpc.RpcMethodHandler]],
         handler_call_details: grpc.HandlerCallDetails,
     ) -> grpc.RpcMethodHandler | None:
         method: str = handler_call_details.method
         if method.startswith(self._exempt):
-            return continuation(handler_call_details)
-        handler = continuation(handler_call_details)
+            return await continuation(handler_call_details)
+        handler = await continuation(handler_call_details)
         if handler is None or self._authorized(handler_call_details.invocation_metadata):
             return handler
         return _denying_handler(handler)

@@ -14,17 +14,22 @@ import dataclasses
 import operator
 from collections.abc import Iterable, Mapping
 from types import MappingProxyType
-from typing import Any, TypeVar
+from typing import Any
 
 from schedsvc import model
 from schedsvc.errors import InvalidArgument
+from schedsvc.resourcehelper import NON_ZERO_DEFAULTS, pod_requests
 from schedsvc.v1 import schedule_pb2 as pb
 
+from .cache import ConversionCache, all_caches
 from .convert_preemption import preemption_policy, start_time
+from .counts import DEFAULT_MAX_ITEMS, check_counts
 from .validation import (
     DNS1123_LABEL_RE,
     INT_RE,
     check_key,
+    dns1123_label_error,
+    dns1123_subdomain_error,
     field_key,
     ip_error,
     label_value_error,
@@ -39,10 +44,8 @@ __all__ = [
     "pod_from_pb",
     "namespace_from_pb",
     "clear_caches",
+    "item_limit",
 ]
-
-K = TypeVar("K")
-V = TypeVar("V")
 
 NODE_SELECTOR_OPERATORS = frozenset({"In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt"})
 LABEL_SELECTOR_OPERATORS = frozenset({"In", "NotIn", "Exists", "DoesNotExist"})
@@ -55,25 +58,37 @@ _EMPTY_INTS: Mapping[str, int] = MappingProxyType({})
 
 # --- caches ------------------------------------------------------------------------------------
 
-_CACHE_MAX = 4096
-_CONTAINERS: dict[bytes, model.Container] = {}
-_AFFINITIES: dict[bytes, model.Affinity] = {}
-_TOLERATIONS: dict[bytes, model.Toleration] = {}
-_SPREADS: dict[tuple[bytes, ...], tuple[model.TopologySpreadConstraint, ...]] = {}
-_SELECTORS: dict[bytes, model.LabelSelector] = {}
-_PODS: dict[bytes, tuple[Any, ...]] = {}
+# Bytes each conversion cache may hold (server/cache.py: bounded in bytes, and only what a whole
+# request validated). Shapes are few in a real cluster; these hold hundreds of them, and all of
+# them together stay a small part of a cluster's memory (tests/test_soak.py).
+_CACHE_BYTES = 512 * 1024
+_CONTAINERS: ConversionCache[bytes, model.Container] = ConversionCache("containers", _CACHE_BYTES)
+_AFFINITIES: ConversionCache[bytes, model.Affinity] = ConversionCache("affinities", _CACHE_BYTES)
+_TOLERATIONS: ConversionCache[bytes, model.Toleration] = ConversionCache(
+    "tolerations", _CACHE_BYTES
+)
+_SPREADS: ConversionCache[tuple[bytes, ...], tuple[model.TopologySpreadConstraint, ...]] = (
+    ConversionCache("spread constraints", _CACHE_BYTES)
+)
+_SELECTORS: ConversionCache[bytes, model.LabelSelector] = ConversionCache(
+    "selectors", _CACHE_BYTES
+)
+_PODS: ConversionCache[bytes, tuple[Any, ...]] = ConversionCache("pods", 2 * _CACHE_BYTES)
 
 
-def _remember(cache: dict[K, V], key: K, value: V) -> None:
-    """Bounded: a cache that outgrows its bound starts over (cheap, and shapes are few)."""
-    if len(cache) >= _CACHE_MAX:
-        cache.clear()
-    cache[key] = value
+class _ItemLimit:
+    """Entries allowed in any repeated or map field of a pod, node or namespace; the server
+    sets it from --max-items-per-field at start."""
+
+    max_items = DEFAULT_MAX_ITEMS
+
+
+item_limit = _ItemLimit()
 
 
 def clear_caches() -> None:
-    """Forget every cached conversion (tests; memory)."""
-    for cache in (_CONTAINERS, _AFFINITIES, _TOLERATIONS, _SPREADS, _SELECTORS, _PODS):
+    """Forget every cached conversion and validity check (tests; memory)."""
+    for cache in all_caches():
         cache.clear()
 
 
@@ -160,7 +175,7 @@ def _label_selector(s: pb.LabelSelector, path: str) -> model.LabelSelector:
     out = model.LabelSelector(
         match_labels=tuple(sorted(s.match_labels.items())), match_expressions=tuple(exprs)
     )
-    _remember(_SELECTORS, key, out)
+    _SELECTORS.put(key, out, len(key))
     return out
 
 
@@ -277,7 +292,7 @@ def _affinity(a: pb.Affinity, prefix: str) -> model.Affinity:
             else None
         ),
     )
-    _remember(_AFFINITIES, key, out)
+    _AFFINITIES.put(key, out, len(key))
     return out
 
 
@@ -315,7 +330,7 @@ def _toleration(t: pb.Toleration, prefix: str, index: int) -> model.Toleration:
     out = model.Toleration(
         key=t.key, operator=op, value=t.value, effect=t.effect, toleration_seconds=seconds
     )
-    _remember(_TOLERATIONS, key, out)
+    _TOLERATIONS.put(key, out, len(key))
     return out
 
 
@@ -381,7 +396,7 @@ def _spread_constraints(
                 f"duplicate constraint for {c.topology_key!r} and {c.when_unsatisfiable}",
             )
         seen.add(pair)
-    _remember(_SPREADS, key, out)
+    _SPREADS.put(key, out, sum(map(len, key)))
     return out
 
 
@@ -415,7 +430,7 @@ def _container(c: pb.Container, prefix: str, index: int) -> model.Container:
         ports=tuple(_port(p, f"{path}.ports[{i}]") for i, p in enumerate(c.ports)),
         restart_policy=c.restart_policy,
     )
-    _remember(_CONTAINERS, key, out)
+    _CONTAINERS.put(key, out, len(key))
     return out
 
 
@@ -492,12 +507,36 @@ def pod_from_pb(msg: pb.Pod, field_prefix: str) -> model.Pod:
     if rest is None:
         # a fresh shape token: pods converted from these bytes are equal but for uid and name
         rest = (*_pod_rest(_pod(msg, field_prefix))[:-1], object())
-        _remember(_PODS, key, rest)
+        _PODS.put(key, rest, len(key))
     return model.Pod(uid, name, *rest)
+
+
+def _checked_sums(pod: model.Pod, prefix: str) -> model.Pod:
+    """The pod, once its summed requests (as the scheduler sums them, scoring defaults
+    included) are within MAX_QUANTITY, so no sum the engine makes can leave int64."""
+    for non_missing in ({}, NON_ZERO_DEFAULTS):
+        for res, total in pod_requests(pod, non_missing).items():
+            if total > model.MAX_QUANTITY:
+                raise InvalidArgument(
+                    f"{prefix}.containers",
+                    f"the pod's summed {res} requests ({total}) are above the limit "
+                    f"{model.MAX_QUANTITY}",
+                )
+    return pod
 
 
 def _pod(msg: pb.Pod, prefix: str) -> model.Pod:
     """pod_from_pb without the whole-pod cache (sub-messages are cached)."""
+    check_counts(msg, prefix, item_limit.max_items)
+    for name in ("node_name", "nominated_node_name"):
+        value = getattr(msg, name)
+        if value and (err := dns1123_subdomain_error(value)) is not None:
+            raise InvalidArgument(f"{prefix}.{name}", f"not a node name: {err}")
+    return _checked_sums(_pod_fields(msg, prefix), prefix)
+
+
+def _pod_fields(msg: pb.Pod, prefix: str) -> model.Pod:
+    """The pod with every field validated on its own."""
     namespace = msg.namespace or "default"
     if namespace != "default" and (not DNS1123_LABEL_RE.match(namespace) or len(namespace) > 63):
         raise InvalidArgument(f"{prefix}.namespace", f"{namespace!r} is not a namespace name")
@@ -569,6 +608,9 @@ def node_from_pb(msg: pb.Node, field_prefix: str) -> model.Node:
     """A validated domain Node; errors name fields under `field_prefix` (e.g. "upsert_nodes[0]")."""
     if not msg.name:
         raise InvalidArgument(f"{field_prefix}.name", "a node needs a name")
+    if (err := dns1123_subdomain_error(msg.name)) is not None:
+        raise InvalidArgument(f"{field_prefix}.name", err)
+    check_counts(msg, field_prefix, item_limit.max_items)
     taints = []
     seen: set[tuple[str, str]] = set()
     for i, t in enumerate(msg.taints):
@@ -602,4 +644,7 @@ def namespace_from_pb(msg: pb.Namespace, field_prefix: str) -> model.Namespace:
     """A validated domain Namespace (its labels feed pod affinity's namespace_selector)."""
     if not msg.name:
         raise InvalidArgument(f"{field_prefix}.name", "a namespace needs a name")
+    if (err := dns1123_label_error(msg.name)) is not None:
+        raise InvalidArgument(f"{field_prefix}.name", err)
+    check_counts(msg, field_prefix, item_limit.max_items)
     return model.Namespace(name=msg.name, labels=labels(msg.labels, f"{field_prefix}.labels"))

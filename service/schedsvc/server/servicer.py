@@ -16,6 +16,7 @@ from ..model import Outcome
 from ..v1 import schedule_pb2 as pb
 from ..v1 import schedule_pb2_grpc as pb_grpc
 from .admission import Admission
+from .cache import request_scope
 from .convert import namespace_from_pb, node_from_pb, pod_from_pb
 from .convert_preemption import pdb_from_pb, pdb_key
 from .status import mapped_errors
@@ -36,9 +37,16 @@ class Limits:
     max_pods_per_request: int = 10_000
     max_nodes_per_update: int = 100_000
     max_pods_per_update: int = 1_000_000
+    # also the bound of remove_nodes (by max_nodes_per_update) and remove_pods (max_pods_...)
+    max_namespaces_per_update: int = 100_000
     max_cluster_name: int = 253
     # Schedule requests queued or running per cluster; more is RESOURCE_EXHAUSTED (0 = no bound)
     max_queue_per_cluster: int = 8
+    # open ScheduleStream calls in total and per cluster; more is RESOURCE_EXHAUSTED (0 = none)
+    max_streams: int = 1024
+    max_streams_per_cluster: int = 16
+    # requests handed to the engine's threads and not finished, over all clusters (0 = none)
+    max_in_flight: int = 256
     # stop a batch this long before the caller's deadline, so the partial answer still arrives
     deadline_margin_seconds: float = 0.05
 
@@ -152,7 +160,8 @@ class ScheduleServicer(pb_grpc.ScheduleServiceServicer):
         self.admission = Admission(self.limits.max_queue_per_cluster)
         self.clock: Callable[[], float] = time.monotonic  # tests move time by hand
 
-    def _cluster_name(self, name: str) -> str:
+    def cluster_name(self, name: str) -> str:
+        """The cluster a request names ("" is "default"); InvalidArgument when too long."""
         if len(name) > self.limits.max_cluster_name:
             raise InvalidArgument("cluster", "name too long")
         return name or "default"
@@ -160,16 +169,20 @@ class ScheduleServicer(pb_grpc.ScheduleServiceServicer):
     def UpdateSnapshot(  # noqa: N802 - gRPC method name
         self, request: pb.UpdateSnapshotRequest, context: grpc.ServicerContext
     ) -> pb.UpdateSnapshotResponse:
-        with mapped_errors(context):
+        with mapped_errors(context), request_scope():
             lim = self.limits
             if len(request.upsert_nodes) > lim.max_nodes_per_update:
                 raise InvalidArgument(
                     "upsert_nodes", f"at most {lim.max_nodes_per_update} nodes per request"
                 )
-            if len(request.upsert_pods) > lim.max_pods_per_update:
-                raise InvalidArgument(
-                    "upsert_pods", f"at most {lim.max_pods_per_update} pods per request"
-                )
+            for fname, limit in (
+                ("upsert_pods", lim.max_pods_per_update),
+                ("remove_nodes", lim.max_nodes_per_update),
+                ("remove_pods", lim.max_pods_per_update),
+                ("upsert_namespaces", lim.max_namespaces_per_update),
+            ):
+                if len(getattr(request, fname)) > limit:
+                    raise InvalidArgument(fname, f"at most {limit} entries per request")
             upd = SnapshotUpdate(
                 replace=request.replace,
                 upsert_nodes=[
@@ -196,7 +209,7 @@ class ScheduleServicer(pb_grpc.ScheduleServiceServicer):
                     for i, k in enumerate(request.remove_pod_disruption_budgets)
                 ],
             )
-            res = self.engine.cluster(self._cluster_name(request.cluster)).update(upd)
+            res = self.engine.cluster(self.cluster_name(request.cluster)).update(upd)
             return pb.UpdateSnapshotResponse(
                 generation=res.generation, nodes=res.nodes, pods=res.pods, epoch=res.epoch
             )
@@ -211,8 +224,8 @@ class ScheduleServicer(pb_grpc.ScheduleServiceServicer):
             raise InvalidArgument(
                 "pods", f"at most {self.limits.max_pods_per_request} pods per request"
             )
-        name = self._cluster_name(request.cluster)
-        with self.admission.admit(name):
+        name = self.cluster_name(request.cluster)
+        with self.admission.admit(name), request_scope():
             pods = [pod_from_pb(p, f"pods[{i}]") for i, p in enumerate(request.pods)]
             seen: set[str] = set()
             for i, p in enumerate(pods):
@@ -221,7 +234,7 @@ class ScheduleServicer(pb_grpc.ScheduleServiceServicer):
                         f"pods[{i}].uid", f"duplicate uid {p.uid!r} in the batch"
                     )
                 seen.add(p.uid)
-            placements, generation = self.engine.cluster(name).schedule(
+            placements, generation = self.engine.reader(name).schedule(
                 pods, dry_run=request.dry_run,
                 should_continue=_should_continue(
                     context, self.limits.deadline_margin_seconds, self.clock
@@ -255,24 +268,40 @@ class ScheduleServicer(pb_grpc.ScheduleServiceServicer):
             _abort_unfinished(context)
         return resp
 
+    def stream_step(
+        self, request: pb.ScheduleRequest, context: grpc.ServicerContext
+    ) -> pb.ScheduleResponse | None:
+        """One request of a stream: its response, or None when the caller left (end the
+        stream quietly); a batch stopped by the deadline aborts the stream."""
+        resp = self._deliverable(request, context)
+        if resp is None and context.is_active():
+            _abort_unfinished(context)
+        return resp
+
     def ScheduleStream(  # noqa: N802
         self, request_iterator: Iterator[pb.ScheduleRequest], context: grpc.ServicerContext
     ) -> Iterator[pb.ScheduleResponse]:
         for request in _requests(request_iterator, context):
-            resp = self._deliverable(request, context)
+            resp = self.stream_step(request, context)
             if resp is None:
-                if context.is_active():
-                    _abort_unfinished(context)
                 return
             yield resp
+
+    def DeleteCluster(  # noqa: N802
+        self, request: pb.DeleteClusterRequest, context: grpc.ServicerContext
+    ) -> pb.DeleteClusterResponse:
+        with mapped_errors(context):
+            deleted = self.engine.delete_cluster(self.cluster_name(request.cluster))
+            return pb.DeleteClusterResponse(deleted=deleted)
+        raise AssertionError("unreachable")
 
     def Explain(  # noqa: N802
         self, request: pb.ExplainRequest, context: grpc.ServicerContext
     ) -> pb.ExplainResponse:
-        with mapped_errors(context):
+        with mapped_errors(context), request_scope():
             if not request.HasField("pod"):
                 raise InvalidArgument("pod", "required")
             pod = pod_from_pb(request.pod, "pod")
-            cluster = self.engine.cluster(self._cluster_name(request.cluster))
+            cluster = self.engine.reader(self.cluster_name(request.cluster))
             return explanation_to_pb(cluster.explain(pod))
         raise AssertionError("unreachable")

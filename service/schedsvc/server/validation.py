@@ -2,7 +2,9 @@
 
 kube's apimachinery rules (IsQualifiedName, IsValidLabelValue, IsDNS1123Label/Subdomain) and
 its container resource-name rule, each failing as an InvalidArgument that names the field.
-Checks on values that repeat (label keys, values, IPs) are cached.
+Checks on values that repeat (label keys, values, IPs, quantities) are cached for valid input
+only, bounded in bytes (server/cache.py). Lengths are checked before any regex, and errors
+never echo a value longer than the rule allows.
 """
 
 from __future__ import annotations
@@ -10,18 +12,21 @@ from __future__ import annotations
 import ipaddress
 import re
 from collections.abc import Mapping
-from functools import lru_cache
 from types import MappingProxyType
 
 from schedsvc import model
 from schedsvc.errors import InvalidArgument
 from schedsvc.quantity import to_canonical
 
+from .cache import ConversionCache
+
 __all__ = [
     "DNS1123_LABEL_RE",
     "INT_RE",
     "check_key",
     "container_resource_error",
+    "dns1123_label_error",
+    "dns1123_subdomain_error",
     "field_key",
     "ip_error",
     "label_value_error",
@@ -50,16 +55,40 @@ _DNS1123_SUBDOMAIN_RE = re.compile(
 INT_RE = re.compile(r"^[+-]?[0-9]+$")
 
 
-@lru_cache(maxsize=65536)
+# Validity checks are cached for strings found valid only (errors are computed again, they are
+# rare), bounded in bytes and kept only for requests that converted in full (server/cache.py).
+_CHECK_BYTES = 512 * 1024  # a few thousand names each: a re-check costs a regex
+_VALID_KEYS: ConversionCache[str, bool] = ConversionCache("valid label keys", _CHECK_BYTES)
+_VALID_VALUES: ConversionCache[str, bool] = ConversionCache("valid label values", _CHECK_BYTES)
+_VALID_IPS: ConversionCache[str, bool] = ConversionCache("valid IPs", _CHECK_BYTES)
+_QUANTITIES: ConversionCache[tuple[str, str], int] = ConversionCache("quantities", _CHECK_BYTES)
+
+# the longest a qualified name can be: a 253-character DNS subdomain prefix, "/", 63 characters
+MAX_QUALIFIED_NAME = 253 + 1 + 63
+
+
 def qualified_name_error(key: str) -> str | None:
     """Why `key` is not a label key (kube's IsQualifiedName), or None."""
+    if _VALID_KEYS.get(key):
+        return None
+    err = _qualified_name_error(key)
+    if err is None:
+        _VALID_KEYS.put(key, True, len(key))
+    return err
+
+
+def _qualified_name_error(key: str) -> str | None:
     if not key:
         return "must not be empty"
+    if len(key) > MAX_QUALIFIED_NAME:  # before any regex, and without echoing it back
+        return f"must be no more than {MAX_QUALIFIED_NAME} characters"
     prefix, slash, name = key.rpartition("/")
     if slash:
         if not prefix:
             return "prefix part must not be empty"
-        if len(prefix) > 253 or not _DNS1123_SUBDOMAIN_RE.match(prefix):
+        if len(prefix) > 253:
+            return "prefix part must be no more than 253 characters"
+        if not _DNS1123_SUBDOMAIN_RE.match(prefix):
             return f"prefix {prefix!r} must be a DNS-1123 subdomain"
     if not name:
         return "name part must not be empty"
@@ -73,10 +102,9 @@ def qualified_name_error(key: str) -> str | None:
     return None
 
 
-@lru_cache(maxsize=65536)
 def label_value_error(value: str) -> str | None:
     """Why `value` is not a label value (kube's IsValidLabelValue), or None."""
-    if not value:
+    if not value or _VALID_VALUES.get(value):
         return None
     if len(value) > 63:
         return "must be no more than 63 characters"
@@ -85,15 +113,45 @@ def label_value_error(value: str) -> str | None:
             f"{value!r} must consist of alphanumerics, '-', '_' or '.', "
             "and start and end with an alphanumeric"
         )
+    _VALID_VALUES.put(value, True, len(value))
     return None
 
 
-@lru_cache(maxsize=4096)
 def ip_error(text: str) -> str | None:
+    if _VALID_IPS.get(text):
+        return None
+    if len(text) > 45:  # the longest IPv6 text form
+        return "not a valid IP address (too long)"
     try:
         ipaddress.ip_address(text)
     except ValueError:
         return f"{text!r} is not a valid IP address"
+    _VALID_IPS.put(text, True, len(text))
+    return None
+
+
+def dns1123_label_error(name: str) -> str | None:
+    """Why `name` is not a DNS-1123 label (kube's IsDNS1123Label: namespace names), or None."""
+    if len(name) > 63:
+        return "must be no more than 63 characters"
+    if not DNS1123_LABEL_RE.match(name):
+        return (
+            f"{name!r} must consist of lower case alphanumerics or '-', and start and end "
+            "with an alphanumeric (a DNS-1123 label)"
+        )
+    return None
+
+
+def dns1123_subdomain_error(name: str) -> str | None:
+    """Why `name` is not a DNS-1123 subdomain (kube's IsDNS1123Subdomain: node names), or
+    None."""
+    if len(name) > 253:
+        return "must be no more than 253 characters"
+    if not _DNS1123_SUBDOMAIN_RE.match(name):
+        return (
+            f"{name!r} must consist of lower case alphanumerics, '-' or '.', and start and "
+            "end with an alphanumeric (a DNS-1123 subdomain)"
+        )
     return None
 
 
@@ -140,12 +198,18 @@ def resources(m: Mapping[str, str], path: str, container: bool = False) -> Mappi
     for k, v in m.items():
         if not k:
             raise InvalidArgument(f"{path}{field_key(k)}", "empty resource name")
-        if container and (err := container_resource_error(k)) is not None:
+        err = container_resource_error(k) if container else qualified_name_error(k)
+        if err is not None:
             raise InvalidArgument(f"{path}{field_key(k)}", err)
+        hit = _QUANTITIES.get((k, v))
+        if hit is not None:
+            out[k] = hit
+            continue
         try:
             out[k] = to_canonical(k, v, "")
         except InvalidArgument as exc:
             raise InvalidArgument(f"{path}{field_key(k)}", exc.description) from None
+        _QUANTITIES.put((k, v), out[k], len(k) + len(v))
     return MappingProxyType(out)
 
 

@@ -1,0 +1,139 @@
+"""Checks an UpdateSnapshot must pass before it changes anything: a rejected update changes
+nothing, not even a node upserted earlier in the same request.
+
+Besides references (pods on known nodes, no duplicates), usage is checked in exact integers:
+each node's summed requests of the pods bound to it, and of the pods nominated to it, must stay
+within MAX_QUANTITY, so the int64 columns of the snapshot can never wrap (see model.MAX_QUANTITY).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
+
+from ..errors import InvalidArgument
+from ..framework.podinfo import PodInfo, pod_info
+from ..framework.snapshot import Snapshot
+from ..model import MAX_QUANTITY
+
+if TYPE_CHECKING:
+    from .scheduler import SnapshotUpdate
+
+__all__ = ["validate_update"]
+
+_NONZERO = ("nonzero cpu", "nonzero memory")  # the scoring sums (100m/200Mi defaults)
+
+
+def validate_update(snap: Snapshot, upd: SnapshotUpdate) -> dict[str, PodInfo]:
+    """Raise InvalidArgument for the first problem; otherwise the PodInfo of every upserted
+    pod, by uid, for the update to reuse."""
+    removed = set(upd.remove_nodes)
+    upserted: set[str] = set()
+    for i, node in enumerate(upd.upsert_nodes):
+        if node.name in upserted:
+            raise InvalidArgument(f"upsert_nodes[{i}].name", f"duplicate node {node.name!r}")
+        upserted.add(node.name)
+    for i, name in enumerate(upd.remove_nodes):
+        if not name:
+            raise InvalidArgument(f"remove_nodes[{i}]", "empty node name")
+
+    def exists(name: str) -> bool:
+        if name in upserted:
+            return True
+        return not upd.replace and name in snap.index and name not in removed
+
+    keys: set[str] = set()
+    for i, pdb in enumerate(upd.upsert_pod_disruption_budgets):
+        if pdb.key in keys:
+            raise InvalidArgument(
+                f"upsert_pod_disruption_budgets[{i}].name", f"duplicate budget {pdb.key!r}"
+            )
+        keys.add(pdb.key)
+    uids: set[str] = set()
+    infos: dict[str, PodInfo] = {}
+    for i, pod in enumerate(upd.upsert_pods):
+        if pod.uid in uids:
+            raise InvalidArgument(f"upsert_pods[{i}].uid", f"duplicate uid {pod.uid!r}")
+        uids.add(pod.uid)
+        if pod.node_name:
+            if not exists(pod.node_name):
+                raise InvalidArgument(
+                    f"upsert_pods[{i}].node_name", f"unknown node {pod.node_name!r}"
+                )
+        elif pod.nominated_node_name:
+            if not exists(pod.nominated_node_name):
+                raise InvalidArgument(
+                    f"upsert_pods[{i}].nominated_node_name",
+                    f"unknown node {pod.nominated_node_name!r}",
+                )
+        else:
+            raise InvalidArgument(
+                f"upsert_pods[{i}].node_name",
+                "a snapshot pod must be bound (node_name) or nominated (nominated_node_name)",
+            )
+        infos[pod.uid] = pod_info(pod)
+    _check_usage(snap, upd, infos, removed)
+    return infos
+
+
+def _sums(info: PodInfo) -> dict[str, int]:
+    out = dict(info.requests)
+    out[_NONZERO[0]] = info.nonzero_cpu
+    out[_NONZERO[1]] = info.nonzero_memory
+    return out
+
+
+def _add(acc: dict[str, int], sums: Mapping[str, int], sign: int) -> None:
+    for k, v in sums.items():
+        acc[k] = acc.get(k, 0) + sign * v
+
+
+def _check_usage(
+    snap: Snapshot, upd: SnapshotUpdate, infos: Mapping[str, PodInfo], removed: set[str]
+) -> None:
+    """Every node an upserted pod lands on (bound or nominated) keeps its summed usage within
+    MAX_QUANTITY, counting what it holds now less what this update takes off it."""
+    bound: dict[str, dict[str, int]] = {}
+    nominated: dict[str, dict[str, int]] = {}
+    for pod in upd.upsert_pods:
+        target = bound if pod.node_name else nominated
+        _add(target.setdefault(pod.node_name or pod.nominated_node_name, {}),
+             _sums(infos[pod.uid]), +1)
+    if not bound and not nominated:
+        return
+    gone = set(upd.remove_pods) | set(infos)  # removed, or replaced by their new version
+    if not upd.replace:
+        for name, acc in bound.items():
+            row = snap.index.get(name)
+            if row is None or name in removed:
+                continue  # a new node, or one this update empties first
+            used = snap.requested[row].tolist()
+            for col, res in enumerate(snap.resource_names):
+                if used[col]:
+                    acc[res] = acc.get(res, 0) + int(used[col])
+            nz = snap.nonzero_requested[row].tolist()
+            acc[_NONZERO[0]] = acc.get(_NONZERO[0], 0) + int(nz[0])
+            acc[_NONZERO[1]] = acc.get(_NONZERO[1], 0) + int(nz[1])
+            for uid, rec in snap.pods_on_row[row].items():
+                if uid in gone:
+                    _add(acc, _sums(rec.info), -1)
+        for uid, rec in snap.nominated.items():
+            held = nominated.get(rec.nominated_node_name)
+            if held is not None and uid not in gone:
+                _add(held, _sums(rec.info), +1)
+    for kind, per_node in (("bound to", bound), ("nominated to", nominated)):
+        for name, acc in per_node.items():
+            for res, total in acc.items():
+                if total > MAX_QUANTITY:
+                    i = next(
+                        i for i, p in enumerate(upd.upsert_pods)
+                        if (p.node_name or p.nominated_node_name) == name
+                        and bool(p.node_name) == (kind == "bound to")
+                        and res in _sums(infos[p.uid])
+                    )
+                    raise InvalidArgument(
+                        f"upsert_pods[{i}]",
+                        f"the pods {kind} node {name!r} would request {total} {res} in all, "
+                        f"above the limit {MAX_QUANTITY}",
+                    )
+

@@ -1,0 +1,189 @@
+"""ScheduleService on grpc's asyncio server: idle calls hold no thread.
+
+The event loop only reads requests, enforces the stream and in-flight bounds, and writes
+responses; every request's real work (conversion, validation, the engine) runs the synchronous
+ScheduleServicer on a thread of `executor`. An open stream waiting for its next request is a
+suspended coroutine, so any number of them leave every thread free for other clusters, health
+and reflection (which are asyncio servicers and never queue behind the engine).
+
+The synchronous servicer sees a `_CallContext`: the deadline read once, `is_active` false once
+the call is done (gRPC's done callback, set from the loop), and `abort` raising `_Abort`, which
+the loop turns into the real status with its trailing metadata (BadRequest, RetryInfo).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import threading
+import time
+from collections.abc import AsyncIterator, Callable, Sequence
+from concurrent.futures import Executor
+from typing import Any, NoReturn, TypeAlias, TypeVar
+
+import grpc
+
+from ..errors import ResourceExhausted, SchedsvcError
+from ..v1 import schedule_pb2 as pb
+from ..v1 import schedule_pb2_grpc as pb_grpc
+from .admission import StreamAdmission
+from .servicer import ScheduleServicer
+from .status import status_for
+
+__all__ = ["AsyncScheduleServicer"]
+
+T = TypeVar("T")
+AioContext: TypeAlias = "grpc.aio.ServicerContext[Any, Any]"
+
+
+class _Abort(BaseException):
+    """context.abort on an executor thread: carried to the loop, which aborts the real call.
+    A BaseException so that no `except Exception` on the way can swallow it."""
+
+    def __init__(self, code: grpc.StatusCode, details: str, trailing: Sequence[Any]) -> None:
+        super().__init__(details)
+        self.code = code
+        self.details = details
+        self.trailing = tuple(trailing)
+
+
+class _CallContext:
+    """The slice of grpc.ServicerContext the synchronous servicer uses, safe off the loop."""
+
+    def __init__(self, context: AioContext, done: threading.Event) -> None:
+        left = context.time_remaining()
+        self._deadline = None if left is None else time.monotonic() + left
+        self._done = done
+        self._metadata = context.invocation_metadata()
+        self._trailing: Sequence[Any] = ()
+
+    def time_remaining(self) -> float | None:
+        return None if self._deadline is None else max(0.0, self._deadline - time.monotonic())
+
+    def is_active(self) -> bool:
+        return not self._done.is_set()
+
+    def invocation_metadata(self) -> Any:
+        return self._metadata
+
+    def set_trailing_metadata(self, metadata: Sequence[Any]) -> None:
+        self._trailing = metadata
+
+    def abort(self, code: grpc.StatusCode, details: str) -> NoReturn:
+        raise _Abort(code, details, self._trailing)
+
+
+async def _abort(context: AioContext, exc: BaseException) -> NoReturn:
+    if isinstance(exc, _Abort):
+        code, details, trailing = exc.code, exc.details, exc.trailing
+    else:
+        st = status_for(exc)
+        code, details, trailing = st.code, st.details, tuple(st.trailing_metadata)
+    if trailing:
+        context.set_trailing_metadata(trailing)
+    await context.abort(code, details)
+    raise AssertionError("unreachable")  # abort raises
+
+
+class AsyncScheduleServicer(pb_grpc.ScheduleServiceServicer):
+    """Bridges the asyncio server to `sync` on `executor`, bounding streams and work."""
+
+    def __init__(self, sync: ScheduleServicer, executor: Executor) -> None:
+        self.sync = sync
+        self.executor = executor
+        lim = sync.limits
+        self.streams = StreamAdmission(lim.max_streams, lim.max_streams_per_cluster)
+        self.max_in_flight = lim.max_in_flight
+        self._in_flight = 0  # touched on the loop only
+
+    def in_flight(self) -> int:
+        """Requests handed to the executor and not finished (queued or running)."""
+        return self._in_flight
+
+    def _done_on_loop(self) -> None:
+        self._in_flight -= 1
+
+    async def _run(
+        self, context: AioContext, done: threading.Event,
+        fn: Callable[[Any, Any], T], request: Any,
+    ) -> T:
+        """fn(request, call context) on the executor. Work still queued when the call is
+        cancelled never starts; work already running finishes (it stops between pods once the
+        caller is gone) and holds its in-flight slot until then."""
+        if 0 < self.max_in_flight <= self._in_flight:
+            await _abort(context, ResourceExhausted(
+                f"the server has {self._in_flight} requests in flight (limit "
+                f"{self.max_in_flight}, --max-in-flight): retry later", 0.5))
+        loop = asyncio.get_running_loop()
+        self._in_flight += 1
+        # the caller's contextvars (the RPC's tracing span) follow the work to its thread
+        ctx = contextvars.copy_context()
+        fut = self.executor.submit(ctx.run, fn, request, _CallContext(context, done))
+        try:
+            return await asyncio.wrap_future(fut)
+        except _Abort as exc:
+            await _abort(context, exc)
+        finally:
+            if fut.done():
+                self._in_flight -= 1
+            else:  # the call was cancelled while its work runs: the slot ends with the work
+                fut.add_done_callback(lambda _f: loop.call_soon_threadsafe(self._done_on_loop))
+
+    @staticmethod
+    def _watch(context: AioContext) -> threading.Event:
+        done = threading.Event()
+        context.add_done_callback(lambda _c: done.set())
+        return done
+
+    async def _unary(self, fn: Callable[[Any, Any], T], request: Any, context: AioContext) -> T:
+        done = self._watch(context)
+        try:
+            return await self._run(context, done, fn, request)
+        finally:
+            done.set()
+
+    async def UpdateSnapshot(  # noqa: N802 - gRPC method name
+        self, request: pb.UpdateSnapshotRequest, context: AioContext
+    ) -> pb.UpdateSnapshotResponse:
+        return await self._unary(self.sync.UpdateSnapshot, request, context)
+
+    async def Schedule(  # noqa: N802
+        self, request: pb.ScheduleRequest, context: AioContext
+    ) -> pb.ScheduleResponse:
+        return await self._unary(self.sync.Schedule, request, context)
+
+    async def Explain(  # noqa: N802
+        self, request: pb.ExplainRequest, context: AioContext
+    ) -> pb.ExplainResponse:
+        return await self._unary(self.sync.Explain, request, context)
+
+    async def DeleteCluster(  # noqa: N802
+        self, request: pb.DeleteClusterRequest, context: AioContext
+    ) -> pb.DeleteClusterResponse:
+        return await self._unary(self.sync.DeleteCluster, request, context)
+
+    async def ScheduleStream(  # noqa: N802
+        self, request_iterator: AsyncIterator[pb.ScheduleRequest], context: AioContext
+    ) -> AsyncIterator[pb.ScheduleResponse]:
+        try:
+            self.streams.open()
+        except ResourceExhausted as exc:
+            await _abort(context, exc)
+        joined: set[str] = set()
+        done = self._watch(context)
+        try:
+            async for request in request_iterator:
+                try:
+                    name = self.sync.cluster_name(request.cluster)
+                    if name not in joined:
+                        self.streams.join(name)
+                        joined.add(name)
+                except SchedsvcError as exc:
+                    await _abort(context, exc)
+                resp = await self._run(context, done, self.sync.stream_step, request)
+                if resp is None:  # the caller left mid-batch
+                    return
+                yield resp
+        finally:
+            done.set()
+            self.streams.close(joined)

@@ -1,0 +1,127 @@
+"""Open streams hold no thread, and are bounded (issue #13, defect 1).
+
+Each open ScheduleStream once held one of the 16 handler threads for as long as it stayed open:
+16 idle streams stopped every RPC on every cluster, health included.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+from collections.abc import Iterator
+
+import grpc
+import pytest
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+
+from schedsvc.server.servicer import Limits
+from schedsvc.v1 import schedule_pb2 as pb
+from schedsvc.v1 import schedule_pb2_grpc as pb_grpc
+from tests.support import WAIT, Servers, load, pb_pod, wait_until
+
+STREAMS = 200
+ANSWER_SECONDS = 0.05  # the issue's bound for a unary Schedule and a health check
+ATTEMPTS = 3  # a loaded 2-core test machine may stall one call; blocked servers fail them all
+
+
+async def _idle_streams_then_probe(port: int) -> tuple[list[bool], list[bool]]:
+    """Open STREAMS streams, each on a cluster of its own, each answered once and then left
+    idle; then time unary Schedules on another cluster and health checks, each with a
+    ANSWER_SECONDS deadline. Returns which attempts answered in time."""
+    async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as ch:
+        stub = pb_grpc.ScheduleServiceStub(ch)
+        calls = [stub.ScheduleStream() for _ in range(STREAMS)]
+
+        async def first_answer(i: int, call: grpc.aio.StreamStreamCall) -> None:
+            await call.write(pb.ScheduleRequest(
+                cluster=f"s{i}", dry_run=True, pods=[pb_pod(f"d{i}")]))
+            resp = await call.read()
+            assert resp.placements[0].message == "no nodes available to schedule pods"
+
+        # every stream is open and has been served: on the old server only 16 ever are
+        await asyncio.wait_for(
+            asyncio.gather(*(first_answer(i, c) for i, c in enumerate(calls))), WAIT)
+        health = health_pb2_grpc.HealthStub(ch)
+        unary_ok, health_ok = [], []
+        for k in range(ATTEMPTS):
+            try:
+                r = await stub.Schedule(pb.ScheduleRequest(
+                    cluster="other", pods=[pb_pod(f"u{k}")]), timeout=ANSWER_SECONDS)
+                unary_ok.append(r.placements[0].outcome == pb.Placement.SCHEDULED)
+            except grpc.aio.AioRpcError as err:
+                assert err.code() == grpc.StatusCode.DEADLINE_EXCEEDED
+                unary_ok.append(False)
+            try:
+                h = await health.Check(health_pb2.HealthCheckRequest(), timeout=ANSWER_SECONDS)
+                health_ok.append(h.status == health_pb2.HealthCheckResponse.SERVING)
+            except grpc.aio.AioRpcError as err:
+                assert err.code() == grpc.StatusCode.DEADLINE_EXCEEDED
+                health_ok.append(False)
+        for c in calls:
+            c.cancel()
+        return unary_ok, health_ok
+
+
+def test_200_idle_streams_leave_unary_and_health_answering(servers: Servers) -> None:
+    server, stub, _ = servers.start()  # the defaults: 16 worker threads
+    load(stub, 50, cluster="other")
+    started = time.monotonic()
+    unary_ok, health_ok = asyncio.run(_idle_streams_then_probe(server.port))
+    assert any(unary_ok), unary_ok
+    assert any(health_ok), health_ok
+    assert time.monotonic() - started < WAIT
+    # the cancelled streams are all released
+    wait_until(lambda: server.aio_servicer.streams.open_streams() == 0, what="streams closed")
+
+
+def _open_stream(
+    stub: pb_grpc.ScheduleServiceStub, cluster: str
+) -> tuple[Iterator[pb.ScheduleResponse], threading.Event]:
+    """A stream that sends one dry-run request for `cluster`, then stays open until the event
+    is set."""
+    close = threading.Event()
+
+    def requests() -> Iterator[pb.ScheduleRequest]:
+        yield pb.ScheduleRequest(cluster=cluster, dry_run=True, pods=[pb_pod("d")])
+        close.wait(WAIT)
+
+    return stub.ScheduleStream(requests(), timeout=WAIT), close
+
+
+def test_streams_are_bounded_in_total_and_per_cluster(servers: Servers) -> None:
+    server, stub, _ = servers.start(limits=Limits(max_streams=3, max_streams_per_cluster=2))
+    load(stub, 1, cluster="a")
+    opened = []
+    for cluster in ("a", "a"):
+        call, more = _open_stream(stub, cluster)
+        assert next(call).placements[0].outcome == pb.Placement.SCHEDULED
+        opened.append((call, more))
+    # a third stream for cluster a is refused at its first request for a
+    call, more = _open_stream(stub, "a")
+    with pytest.raises(grpc.RpcError) as err:
+        next(call)
+    assert err.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+    assert "--max-streams-per-cluster" in (err.value.details() or "")
+    more.set()
+    wait_until(lambda: server.aio_servicer.streams.open_streams() == 2, what="refused closed")
+    # another cluster still takes one; then the server's total (3) is reached
+    call, more = _open_stream(stub, "b")
+    assert next(call).placements[0].message == "no nodes available to schedule pods"
+    opened.append((call, more))
+    call, more = _open_stream(stub, "c")
+    with pytest.raises(grpc.RpcError) as err:
+        next(call)
+    assert err.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+    assert "--max-streams" in (err.value.details() or "")
+    more.set()
+    # closing a stream frees its places
+    first_call, first_more = opened.pop(0)
+    first_more.set()
+    wait_until(lambda: server.aio_servicer.streams.open_streams("a") == 1, what="a released")
+    call, more = _open_stream(stub, "a")
+    assert next(call).placements[0].outcome == pb.Placement.SCHEDULED
+    more.set()
+    for _, m in opened:
+        m.set()
+    wait_until(lambda: server.aio_servicer.streams.open_streams() == 0, what="all closed")
