@@ -26,7 +26,7 @@ gen: $(GEN)/.stamp
 run: gen
 	$(BIN)/python -m schedsvc_client.load default --size medium --embedded
 
-lint: $(STAMP)
+lint: gen
 	$(BIN)/ruff check service clients tests bench tools
 	$(BIN)/lint-imports
 
