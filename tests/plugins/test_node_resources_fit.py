@@ -74,7 +74,7 @@ def run_filter(
     assert out is not None
     res = out.result
     assert res.code == Code.UNSCHEDULABLE
-    assert isinstance(res, fit.FitFilterResult) and res.unresolvable is not None
+    assert res.unresolvable is not None
     return out.reasons, out.feasible, res.unresolvable.tolist()
 
 

@@ -330,7 +330,7 @@ def _unresolvable(res: FilterResult, sub: Rows, bad: BoolArray) -> Rows | None:
     result: by a plugin's per-row flag (NodeResourcesFit) or a reason's own code."""
     if res.code == Code.UNRESOLVABLE:
         return None
-    mask: BoolArray | None = getattr(res, "unresolvable", None)
+    mask: BoolArray | None = res.unresolvable
     for reason, m in res.reasons:
         if res.reason_codes.get(reason) == Code.UNRESOLVABLE:
             mask = m if mask is None else mask | m

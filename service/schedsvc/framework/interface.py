@@ -125,6 +125,10 @@ class FilterResult:
     code: Code = Code.UNSCHEDULABLE
     # codes per reason when they differ (reason -> code); `code` otherwise
     reason_codes: dict[str, Code] = field(default_factory=dict)
+    # rows (over the block) whose status is UnschedulableAndUnresolvable although `code` is
+    # Unschedulable: preemption cannot help there (NodeResourcesFit: a request beyond the
+    # node's whole allocatable)
+    unresolvable: BoolArray | None = None
 
 
 @runtime_checkable

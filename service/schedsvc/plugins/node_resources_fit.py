@@ -50,7 +50,6 @@ __all__ = [
     "NodeResourcesFitArgs",
     "NodeResourcesFit",
     "FitState",
-    "FitFilterResult",
     "insufficient_reason",
     "new",
 ]
@@ -224,18 +223,6 @@ class FitState:
     ignored: tuple[tuple[str, int, int], ...] = ()
 
 
-@dataclass(slots=True)
-class FitFilterResult(FilterResult):
-    """FilterResult plus kube's per-node status code.
-
-    fitsRequest marks an insufficient resource Unresolvable when the request exceeds the node's
-    whole allocatable (preemption cannot help): the node's code is then
-    UnschedulableAndUnresolvable. `code` stays Unschedulable for the other rows.
-    """
-
-    unresolvable: BoolArray | None = None
-
-
 class NodeResourcesFit:
     name = NAME
     traits = PluginTraits(
@@ -298,7 +285,7 @@ class NodeResourcesFit:
         )
         return PreFilterResult(state=state)
 
-    def filter(self, state: FitState, pod: PodInfo, snap: Snapshot, rows: Rows) -> FitFilterResult:
+    def filter(self, state: FitState, pod: PodInfo, snap: Snapshot, rows: Rows) -> FilterResult:
         pods_col = snap.resource_index[PODS]
         too_many: BoolArray = snap.requested[rows, pods_col] + 1 > snap.allocatable[rows, pods_col]
         reasons: list[tuple[str, BoolArray]] = [(ERR_REASON_TOO_MANY_PODS, too_many)]
@@ -334,7 +321,7 @@ class NodeResourcesFit:
                 if short.any():
                     reasons.append((insufficient_reason(resource), short))
                     infeasible |= short
-        return FitFilterResult(
+        return FilterResult(
             feasible=~infeasible,
             reasons=reasons,
             code=Code.UNSCHEDULABLE,

@@ -105,7 +105,7 @@ def resource_only_applies(fw: Framework, cs: CycleState) -> bool:
     for p in fw.filter:
         if p.name == _FIT or p.name in cs.skip_filter:
             continue
-        if not getattr(p, "filter_is_static", False):
+        if not p.traits.filter_is_static:
             return False
     return True
 
