@@ -1,1 +1,6 @@
-import json;d=json.load(open("/tmp/ab.json"));print(round(d["dataItems"][0]["data"]["Average"]))
+"""Print the average pods/s of the report `schedsvc-load --json /tmp/ab.json` wrote."""
+
+import json
+
+with open("/tmp/ab.json") as f:
+    print(round(json.load(f)["dataItems"][0]["data"]["Average"]))
