@@ -243,9 +243,7 @@ class AffinityIndex:
     @classmethod
     def for_snapshot(cls, snap: Snapshot) -> AffinityIndex:
         """The index registered on `snap`, registering (and filling) one the first time."""
-        for listener in snap.listeners:
-            if isinstance(listener, AffinityIndex):
-                return listener
+        return snap.listener_of(cls, lambda: cls())
         index = cls()
         snap.add_listener(index)
         return index

@@ -47,9 +47,7 @@ class SelectorCounts:
     @classmethod
     def for_snapshot(cls, snap: Snapshot) -> SelectorCounts:
         """The index registered on `snap`, registering one the first time."""
-        for listener in snap.listeners:
-            if isinstance(listener, SelectorCounts):
-                return listener
+        return snap.listener_of(cls, lambda: cls(snap))
         index = cls(snap)
         snap.add_listener(index)
         return index

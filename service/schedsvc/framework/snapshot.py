@@ -16,9 +16,9 @@ scheduled or explained, and every use is counted so `compact` can drop the dead 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Protocol, TypeVar
 
 import numpy as np
 import numpy.typing as npt
@@ -97,6 +97,9 @@ class PodListener(Protocol):
     def pod_added(self, rec: PodRecord, row: int) -> None: ...
     def pod_removed(self, rec: PodRecord, row: int) -> None: ...
     def grow(self, capacity: int) -> None: ...
+
+
+_L = TypeVar("_L", bound=PodListener)
 
 
 class Snapshot:
@@ -435,6 +438,16 @@ class Snapshot:
         del ips[ip]
         if not ips:
             del self.host_ports[key]
+
+    def listener_of(self, kind: type[_L], make: Callable[[], _L]) -> _L:
+        """The index of `kind` registered here, registering (and filling) `make()` the first
+        time: one index per snapshot, built when a plugin first needs it."""
+        for listener in self.listeners:
+            if isinstance(listener, kind):
+                return listener
+        new = make()
+        self.add_listener(new)
+        return new
 
     def add_listener(self, listener: PodListener) -> None:
         """Register an index and replay the pods already held into it."""

@@ -41,9 +41,7 @@ class VictimTable:
 
     @classmethod
     def for_snapshot(cls, snap: Snapshot) -> VictimTable:
-        for listener in snap.listeners:
-            if isinstance(listener, VictimTable):
-                return listener
+        return snap.listener_of(cls, lambda: cls(snap))
         table = cls(snap)
         snap.add_listener(table)
         return table
