@@ -32,6 +32,7 @@ from .kube_json import (
     as_object,
     as_str,
     join,
+    object_parts,
     quantities,
     str_map,
 )
@@ -122,9 +123,7 @@ def _parse_into(message: Message, data: Mapping[str, Any], path: str) -> None:
 def node_from_kube(obj: Mapping[str, Any], path: str = "") -> pb.Node:
     """A v1.Node. Allocatable falls back to capacity, as the API server defaults it."""
     obj = as_object(obj, path)
-    meta = as_object(obj.get("metadata"), join(path, "metadata"))
-    spec = as_object(obj.get("spec"), join(path, "spec"))
-    status = as_object(obj.get("status"), join(path, "status"))
+    meta, spec, status = object_parts(obj, path)
     name = as_str(meta.get("name"), join(path, "metadata.name"))
     if not name:
         raise KubeObjectError(join(path, "metadata.name"), "a node needs a name")
@@ -220,9 +219,7 @@ def pod_from_kube(
     and for a pod on a node, an in-place resize in progress (kube_resources.py).
     """
     obj = as_object(obj, path)
-    meta = as_object(obj.get("metadata"), join(path, "metadata"))
-    spec = as_object(obj.get("spec"), join(path, "spec"))
-    status = as_object(obj.get("status"), join(path, "status"))
+    meta, spec, status = object_parts(obj, path)
     name = as_str(meta.get("name"), join(path, "metadata.name"))
     namespace = as_str(meta.get("namespace"), join(path, "metadata.namespace")) or "default"
     uid = as_str(meta.get("uid"), join(path, "metadata.uid"))

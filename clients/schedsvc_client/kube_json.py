@@ -8,6 +8,7 @@ from typing import Any
 from schedsvc.quantity import QuantityError, parse_quantity
 
 __all__ = [
+    "object_parts",
     "KubeObjectError",
     "as_int",
     "as_list",
@@ -43,6 +44,17 @@ def as_object(obj: Any, path: str) -> Mapping[str, Any]:
     if not isinstance(obj, Mapping):
         raise KubeObjectError(path, f"expected an object, got {type(obj).__name__}")
     return obj
+
+
+def object_parts(
+    obj: Mapping[str, Any], path: str
+) -> tuple[Mapping[str, Any], Mapping[str, Any], Mapping[str, Any]]:
+    """An object's metadata, spec and status ({} where absent), each checked to be an object."""
+    return (
+        as_object(obj.get("metadata"), join(path, "metadata")),
+        as_object(obj.get("spec"), join(path, "spec")),
+        as_object(obj.get("status"), join(path, "status")),
+    )
 
 
 def as_list(obj: Any, path: str) -> list[Any]:

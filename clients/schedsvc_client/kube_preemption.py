@@ -9,7 +9,7 @@ from typing import Any
 from schedsvc.v1 import schedule_pb2 as pb
 
 from .kube import _parse_into
-from .kube_json import KubeObjectError, as_int, as_object, as_str, join
+from .kube_json import KubeObjectError, as_int, as_object, as_str, join, object_parts
 
 __all__ = ["set_preemption_fields", "pdb_from_kube"]
 
@@ -57,9 +57,7 @@ def pdb_from_kube(obj: Mapping[str, Any], path: str = "") -> pb.PodDisruptionBud
         raise KubeObjectError(
             join(path, "apiVersion"), f"only policy/v1 PodDisruptionBudgets are read, not {api!r}"
         )
-    meta = as_object(obj.get("metadata"), join(path, "metadata"))
-    spec = as_object(obj.get("spec"), join(path, "spec"))
-    status = as_object(obj.get("status"), join(path, "status"))
+    meta, spec, status = object_parts(obj, path)
     name = as_str(meta.get("name"), join(path, "metadata.name"))
     if not name:
         raise KubeObjectError(join(path, "metadata.name"), "a PodDisruptionBudget needs a name")

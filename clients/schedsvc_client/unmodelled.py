@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from .kube_json import KubeObjectError, as_list, as_object, join
+from .kube_json import KubeObjectError, as_list, as_object, join, object_parts
 
 __all__ = [
     "IgnoredField",
@@ -139,9 +139,7 @@ def audit_pending_pod(obj: Mapping[str, Any], path: str, policy: FieldPolicy, po
     go (gates, claims, its own volumes' conflicts and limits), and the pods we schedule are
     audited, so a bound pod's volumes or claims cannot change our answer for them.
     """
-    meta = as_object(obj.get("metadata"), join(path, "metadata"))
-    spec = as_object(obj.get("spec"), join(path, "spec"))
-    status = as_object(obj.get("status"), join(path, "status"))
+    meta, spec, status = object_parts(obj, path)
     if meta.get("deletionTimestamp") is not None:
         policy.unmodelled(
             "metadata.deletionTimestamp", DELETING, join(path, "metadata.deletionTimestamp"), pod
