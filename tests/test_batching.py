@@ -110,7 +110,7 @@ def test_a_pod_with_another_signature_flushes_pod_incompatible() -> None:
 def test_an_unsignable_pod_flushes_pod_incompatible_then_stores_nothing() -> None:
     c, reg, _ = setup()
     c.schedule([small("a1"), small("a2")])
-    spread = TopologySpreadConstraint(1, "kubernetes.io/hostname", "ScheduleAnyway")
+    spread = TopologySpreadConstraint(1, "kubernetes.io/hostname", "DoNotSchedule")  # hard
     c.schedule([small("s1", topology_spread_constraints=(spread,))])
     assert flushes(reg, "pod_incompatible") == 1
     assert flushes(reg, "pod_not_batchable") == 1  # kube counts it at store, state or not
