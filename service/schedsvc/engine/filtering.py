@@ -76,12 +76,6 @@ class Diagnosis:
             counts[r] = counts.get(r, 0) + len(self.absent_rows)
         return counts
 
-    def unschedulable_plugins(self) -> set[str]:
-        out = {rej.plugin for rej in self.rejections}
-        if self.absent_rows is not None and len(self.absent_rows):
-            out.update(self.absent_plugins)
-        return out
-
     def per_row(self) -> dict[int, tuple[str, list[str]]]:
         """row -> (first rejecting plugin, its reasons); for Explain, not the hot path."""
         out: dict[int, tuple[str, list[str]]] = {}

@@ -42,9 +42,6 @@ class VictimTable:
     @classmethod
     def for_snapshot(cls, snap: Snapshot) -> VictimTable:
         return snap.listener_of(cls, lambda: cls(snap))
-        table = cls(snap)
-        snap.add_listener(table)
-        return table
 
     @property
     def used(self) -> int:
