@@ -118,18 +118,26 @@ def schedule_pod(c: Cluster, pod: Pod, dry_run: bool) -> Placement:
             b.on_snapshot_change(None)
     order = snap.order
     if len(order):
-        # a full cycle leaves the index wrapped to the node count (at pct 100 it advances by
-        # every node); a hint, standing in for one, must too
+        # a full cycle leaves the index wrapped to the node count; a hint, standing in for
+        # one, must too
         c.next_start_index %= len(order)
     start_row = int(order[c.next_start_index]) if len(order) else 0
+    pct = fw.profile.percentage_of_nodes_to_score
+    if pct is None:
+        pct = c.engine.config.percentage_of_nodes_to_score
     nominated = nominated_pods(fw, snap, info)
     # nominated pods change feasibility through a second pass the cache does not model
     hint = (
-        batch.get_node_hint(info, snap, cycle, c.rng, start_row)
-        if nominated is None
+        batch.get_node_hint(
+            info, snap, cycle, c.rng, c.next_start_index,
+            num_feasible_nodes_to_find(len(order), pct) if fw.score else 1,
+        )
+        if nominated is None and len(order)
         else HintResult(None)
     )
     if hint.row is not None:
+        # the start index moves as the (sampled) cycle the hint stands for moves it
+        c.next_start_index = (c.next_start_index + hint.processed) % len(order)
         node = snap.node(hint.row).name
         if not dry_run:
             before = snap.generation
@@ -169,9 +177,6 @@ def schedule_pod(c: Cluster, pod: Pod, dry_run: bool) -> Placement:
                 batch.store_unscored(cycle, row, snap.node(row).name)
                 return place(c, pod, fw, cycle, row, 0, 1, 1, dry_run, started, info)
 
-    pct = fw.profile.percentage_of_nodes_to_score
-    if pct is None:
-        pct = c.engine.config.percentage_of_nodes_to_score
     # kube counts the nodes a PreFilterResult left, and wants one node when none scores
     candidates = num_all
     if cs.allowed is not None:
@@ -206,8 +211,8 @@ def schedule_pod(c: Cluster, pod: Pod, dry_run: bool) -> Placement:
     chosen = int(feasible[select_host(ties, c.rng)])
     if cs.allowed is None and nominated is None:
         batch.store(
-            info, cycle, chosen, snap.node(chosen).name, feasible, sr, start_row, cs,
-            snap.generation, complete=fo.processed >= num_all,
+            info, snap, cycle, chosen, snap.node(chosen).name, feasible, sr, start_row, cs,
+            complete=to_find >= num_all,
         )
     else:
         # narrowed pods visit a rotation of their own; nominated pods counted for this pod
