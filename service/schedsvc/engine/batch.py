@@ -48,6 +48,9 @@ class FlushReason(StrEnum):
     POD_NOT_BATCHABLE = "pod_not_batchable"
     # ours: an UpdateSnapshot may have changed any node, so cached scores are no longer exact
     SNAPSHOT_CHANGED = "snapshot_changed"
+    # ours, for now: ScoreCache keys its rows as "rows ascending, rotated"; under a visiting
+    # order that is not (zones added out of turn, a reused row) it cannot stand for a cycle
+    VISITING_ORDER = "visiting_order"
 
 
 class BatchAttempt(StrEnum):
@@ -180,6 +183,9 @@ class OpportunisticBatch:
         """kube's batchStateCompatible, plus the rescore path."""
         st = self.state
         if st is None or st.nlive == 0:
+            return False
+        if not snap.order_ascending:
+            self._flush(FlushReason.VISITING_ORDER)
             return False
         if cycle != self.last.cycle + 1:
             self._flush(FlushReason.POD_SKIPPED)
@@ -358,6 +364,8 @@ class OpportunisticBatch:
             self.fw, info, sig, feasible, sr.raw, sr.states, sr.skipped, self.clock(),
             start_row, full, complete,
         )
+        if len(feasible) > 1 and not bool((self.state.keys[1:] > self.state.keys[:-1]).all()):
+            self._flush(FlushReason.VISITING_ORDER)  # visited out of row order: see the reason
         self._dirty, self._dirty_nodes = set(), set()
         self._rescore_all = False
         self.observer.store_duration(self.profile, time.perf_counter() - started)
