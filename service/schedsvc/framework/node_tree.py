@@ -42,21 +42,15 @@ def zone_key(labels: Mapping[str, str]) -> str:
 class NodeTree:
     """Zones and their nodes in kube's order, by row."""
 
-    def __init__(self, capacity: int) -> None:
-        self.zone_seq = np.zeros(capacity, dtype=np.int64)
-        self.node_seq = np.zeros(capacity, dtype=np.int64)
+    def __init__(self) -> None:
+        # per row, Python lists (a list store costs a fraction of a numpy scalar store)
+        self.zone_seq: list[int] = []
+        self.node_seq: list[int] = []
         self.zone_of: dict[int, str] = {}  # row -> zone key
         # zone key -> [zone_seq, nodes in it]; a zone with no node is dropped (removeZone)
         self.zones: dict[str, list[int]] = {}
         self._next_zone = 0
         self._next_node = 0
-
-    def grow(self, capacity: int) -> None:
-        for name in ("zone_seq", "node_seq"):
-            old = getattr(self, name)
-            new = np.zeros(capacity, dtype=np.int64)
-            new[: len(old)] = old
-            setattr(self, name, new)
 
     def add(self, row: int, zone: str) -> None:
         """addNode: the node joins the end of its zone; a new zone joins the end of the list."""
@@ -66,9 +60,17 @@ class NodeTree:
             self._next_zone += 1
         z[1] += 1
         self.zone_of[row] = zone
-        self.zone_seq[row] = z[0]
-        self.node_seq[row] = self._next_node
-        self._next_node += 1
+        seq = self._next_node
+        self._next_node = seq + 1
+        if row < len(self.zone_seq):
+            self.zone_seq[row] = z[0]
+            self.node_seq[row] = seq
+            return
+        while len(self.zone_seq) < row:  # rows are handed out in turn: at most once
+            self.zone_seq.append(0)
+            self.node_seq.append(0)
+        self.zone_seq.append(z[0])
+        self.node_seq.append(seq)
 
     def remove(self, row: int) -> None:
         """removeNode: a zone left empty leaves the list; the others keep their order."""
@@ -91,7 +93,8 @@ class NodeTree:
         """`rows` (the nodes in the tree) in kube's list() order."""
         if len(rows) == 0:
             return rows
-        zs, ns = self.zone_seq[rows], self.node_seq[rows]
+        zs = np.array(self.zone_seq, dtype=np.int64)[rows]
+        ns = np.array(self.node_seq, dtype=np.int64)[rows]
         by_zone = np.lexsort((ns, zs))  # zone by zone, each in joining order
         zsorted = zs[by_zone]
         starts = np.flatnonzero(np.r_[True, zsorted[1:] != zsorted[:-1]])

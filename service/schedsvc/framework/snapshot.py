@@ -116,7 +116,7 @@ class Snapshot:
         self.index: dict[str, int] = {}
         self.nodes: list[Node | None] = []
         self.alive = np.zeros(capacity, dtype=np.bool_)
-        self.tree = NodeTree(capacity)
+        self.tree = NodeTree()
         self._order: npt.NDArray[np.intp] | None = np.zeros(0, dtype=np.intp)
         self._position: npt.NDArray[np.intp] | None = None
         self._ascending = True
@@ -227,7 +227,6 @@ class Snapshot:
         for ips in self.host_ports.values():
             for ip, arr in ips.items():
                 ips[ip] = pad(arr)  # type: ignore[assignment]
-        self.tree.grow(cap)
         self.capacity = cap
         for listener in self.listeners:
             listener.grow(cap)
