@@ -110,7 +110,7 @@ def test_a_pod_with_another_signature_flushes_pod_incompatible() -> None:
 def test_an_unsignable_pod_flushes_pod_incompatible_then_stores_nothing() -> None:
     c, reg, _ = setup()
     c.schedule([small("a1"), small("a2")])
-    spread = TopologySpreadConstraint(1, "kubernetes.io/hostname", "ScheduleAnyway")
+    spread = TopologySpreadConstraint(1, "kubernetes.io/hostname", "DoNotSchedule")  # hard
     c.schedule([small("s1", topology_spread_constraints=(spread,))])
     assert flushes(reg, "pod_incompatible") == 1
     assert flushes(reg, "pod_not_batchable") == 1  # kube counts it at store, state or not
@@ -170,10 +170,10 @@ def test_with_rescore_a_node_with_room_left_is_rescored_and_batching_goes_on() -
     assert flushes(reg, "node_not_full") == 0
 
 
-def test_under_sampling_a_node_with_room_left_flushes_node_not_full_as_kube_does() -> None:
-    """A cycle cut short by percentageOfNodesToScore caches a sample, not every feasible node:
-    rescoring within it would pack the sample while a full cycle samples the next nodes, so
-    the rescore path stands down and the placements are the full cycles' own."""
+def test_under_sampling_a_hint_stands_for_the_sampled_cycle_without_standing_down() -> None:
+    """A cycle cut short by percentageOfNodesToScore scores a window of the nodes; the cache
+    keeps every node, so each hint reads the window the sampled cycle would score (the start
+    index moving as it would): hinted, and placed as the sampled cycles place."""
     cfg = parse_config({"percentageOfNodesToScore": 10,
                         "profiles": [{"schedulerName": "default-scheduler"}]})
     placed = {}
@@ -184,10 +184,9 @@ def test_under_sampling_a_node_with_room_left_flushes_node_not_full_as_kube_does
         # 250 nodes: kube's floor of 100 nodes to find is 40% of them, so cycles are cut short
         c.update(SnapshotUpdate(upsert_nodes=[node(f"n{i}") for i in range(250)]))
         out, _ = c.schedule([small(f"p{i}") for i in range(30)])
-        assert not any(p.batched for p in out)
-        placed[batching] = [p.node_name for p in out]
-        if batching:
-            assert flushes(reg, "node_not_full") == 29
+        assert [p.batched for p in out] == [False] + [batching] * 29
+        placed[batching] = [(p.node_name, p.score) for p in out]
+        assert flushes(reg, "node_not_full") == 0
         engine.close()
     assert placed[True] == placed[False]
     assert len(set(placed[True])) == 30  # spread over the cluster, one pod per node
@@ -227,7 +226,7 @@ def test_pod_failed_flushes_when_the_last_cycle_did_not_succeed() -> None:
     b = c.batches["default-scheduler"]
     last = b.last.cycle
     b.store_failure(last + 1)
-    hint = b.get_node_hint(pod_info(small("a2")), c.snapshot, last + 2, c.rng, 0)
+    hint = b.get_node_hint(pod_info(small("a2")), c.snapshot, last + 2, c.rng, 0, 4)
     assert hint.row is None
     assert flushes(reg, "pod_failed") == 1
 

@@ -137,13 +137,20 @@ def scenarios(draw: st.DrawFn) -> tuple[list[Any], list[Step]]:
 
 
 def play(
-    cluster: list[Any], steps: list[Step], batching: bool, rescore: bool, seed: int = 7
+    cluster: list[Any], steps: list[Step], batching: bool, rescore: bool, seed: int = 7,
+    config: dict[str, Any] | None = None,
 ) -> list[Any]:
-    cfg = dict(PROFILES)
+    """Run the steps on a fresh engine; (uid, node, outcome, score, dry) per pod attempted and
+    the number of pods hinted. `config` replaces PROFILES (percentageOfNodesToScore 100)."""
+    base: dict[str, Any] = PROFILES if config is None else config
+    cfg = dict(base)
     if not rescore:
         cfg = {
-            **PROFILES,
-            "profiles": [{**p, "batching": {"rescore": False}} for p in PROFILES["profiles"]],
+            **base,
+            "profiles": [
+                {**p, "batching": {**p.get("batching", {}), "rescore": False}}
+                for p in base["profiles"]
+            ],
         }
     engine = Engine(parse_config(cfg), seed=seed, batching_enabled=batching)
     c = engine.cluster("x")

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from schedsvc.config import parse_config
-from schedsvc.engine.scheduler import Explanation, NodeExplanation
+from schedsvc.engine.explain import Explanation, NodeExplanation
 from schedsvc.v1 import schedule_pb2 as pb
 from schedsvc_client.kube import pod_from_kube
 from tests.conftest import ServerFactory

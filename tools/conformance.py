@@ -27,7 +27,8 @@ from typing import Any
 import yaml
 
 from schedsvc.config import SchedulerConfig, parse_config
-from schedsvc.engine.scheduler import Engine, Explanation, SnapshotUpdate
+from schedsvc.engine.explain import Explanation
+from schedsvc.engine.scheduler import Engine, SnapshotUpdate
 from schedsvc.model import Outcome
 from schedsvc.server.convert import namespace_from_pb, node_from_pb, pod_from_pb
 

@@ -88,9 +88,10 @@ class BatchingConfig:
     enabled: bool = True
     rescore: bool = True
     max_batch_age_seconds: float = 0.5
-    # beyond kube, off by default: batch pods whose only cross-node scoring is soft topology
-    # spreading, rescoring every cached node before each hint (exact, see engine/batch.py)
-    soft_spread: bool = False
+    # beyond kube: batch pods whose only cross-node scoring is soft topology spreading (their
+    # own ScheduleAnyway constraints or the defaults), scored per window from counts each
+    # placement moves (exact, see engine/window_cache.py); false turns it off
+    soft_spread: bool = True
 
 
 @dataclass(frozen=True, slots=True)
@@ -288,7 +289,7 @@ def _parse_batching(raw: Any, where: str) -> BatchingConfig:
     if not isinstance(raw, Mapping) or set(raw) - fields:
         raise ConfigError(where, f"fields are {', '.join(sorted(fields))}")
     flags = {}
-    for key, default in (("enabled", True), ("rescore", True), ("softSpread", False)):
+    for key, default in (("enabled", True), ("rescore", True), ("softSpread", True)):
         value = raw.get(key, default)
         if not isinstance(value, bool):
             raise ConfigError(f"{where}.{key}", "must be a boolean")

@@ -8,9 +8,14 @@ cycle's raw scores over the rows that remain and picks as the cycle would.
 Only rows whose node or pods changed can change their verdict for a signable pod (such a pod's
 filters and scores read its own node only). Those rows are re-evaluated before each hint: the
 last chosen node (the rescore path), and every row an UpdateSnapshot touched (churn), which is
-re-filtered, rescored, and inserted at its visiting-order place if it became feasible. So with
-percentageOfNodesToScore 100 a hint equals the full cycle's choice. Changes that reach other
-nodes flush instead (see `invalidation.py`).
+re-filtered, rescored, and inserted at its visiting-order place if it became feasible. So a
+hint equals the full cycle's choice.
+
+Two caches: a cycle that visited every node and scores nothing across nodes keeps a
+ScoreCache (its feasible rows, picks kept from one pod to the next); a sampled cycle
+(percentageOfNodesToScore) or soft spreading keeps a WindowCache (every node's verdict, so a
+hint reads the window of the sampled cycle it stands for, and spreading is scored per window
+from counts moved by each placement).
 """
 
 from __future__ import annotations
@@ -20,7 +25,6 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any
 
 import numpy as np
 
@@ -28,9 +32,11 @@ from ..framework import Rows
 from ..framework.podinfo import PodInfo
 from ..framework.snapshot import Snapshot
 from .observer import Observer
+from .run_memo import RunMemo
 from .runtime import CycleState, Framework, ScoreResult
 from .score_cache import COMPACT_MIN, ScoreCache
 from .signature import PodSigner
+from .window_cache import WindowCache
 
 __all__ = ["FlushReason", "BatchAttempt", "HintResult", "OpportunisticBatch"]
 
@@ -48,8 +54,8 @@ class FlushReason(StrEnum):
     POD_NOT_BATCHABLE = "pod_not_batchable"
     # ours: an UpdateSnapshot may have changed any node, so cached scores are no longer exact
     SNAPSHOT_CHANGED = "snapshot_changed"
-    # ours, for now: ScoreCache keys its rows as "rows ascending, rotated"; under a visiting
-    # order that is not (zones added out of turn, a reused row) it cannot stand for a cycle
+    # ours: a node change left the visiting order other than "rows ascending, rotated", which
+    # ScoreCache keys its rows by (a cache built under such an order is a WindowCache)
     VISITING_ORDER = "visiting_order"
 
 
@@ -66,18 +72,7 @@ class BatchAttempt(StrEnum):
 class HintResult:
     row: int | None
     score: int = 0
-
-
-@dataclass(slots=True)
-class _RunMemo:
-    """What a run of pods of one signature shares while the only snapshot changes are the
-    assumes of such pods: PreFilter's CycleState (pre_filter_assume_stable) and the PreScore
-    of the one-row rescore (pre_score_assume_stable)."""
-
-    signature: bytes
-    generation: int
-    cycle_state: CycleState
-    pre_scored: tuple[dict[str, Any], set[str]] | None = None
+    processed: int = 0  # nodes the cycle the hint stands for visits (the start index moves)
 
 
 @dataclass(slots=True)
@@ -110,10 +105,10 @@ class OpportunisticBatch:
         self.clock = clock
         self.compact_min = compact_min
         self.signer = PodSigner(fw, fw.profile.batching.soft_spread)
-        self.state: ScoreCache | None = None
+        self.state: ScoreCache | WindowCache | None = None
         self.last = _LastCycle()
         self._signature: tuple[int, bytes | None, bool] = (-1, None, False)
-        self._run: _RunMemo | None = None
+        self._run: RunMemo | None = None
         self._hinted: tuple[int, int] = (-1, -1)  # (cycle, row) of the last hint given
         self._dirty: set[int] = set()  # rows an UpdateSnapshot touched since the last store
         self._dirty_nodes: set[int] = set()  # of those, rows whose node itself was upserted
@@ -150,10 +145,11 @@ class OpportunisticBatch:
     # ---- GetNodeHint ------------------------------------------------------------------------
     def get_node_hint(
         self, info: PodInfo, snap: Snapshot, cycle: int, rng: np.random.Generator,
-        start_row: int,
+        start_index: int, to_find: int,
     ) -> HintResult:
-        """A hint for the pod of `cycle`; `start_row` is the row the filter stage would
-        visit first now (the visiting order's rotation, which node changes can move)."""
+        """A hint for the pod of `cycle`: `start_index` is the position in `snap.order` the
+        filter stage would visit first now, `to_find` the feasible nodes it would look for
+        (numFeasibleNodesToFind)."""
         started = time.perf_counter()
         result = HintResult(None)
         try:
@@ -161,13 +157,18 @@ class OpportunisticBatch:
                 return result
             sig, full = self.signer.sign(info)
             self._signature = (cycle, sig, full)
-            if not self._batch_state_compatible(info, snap, cycle, sig, start_row):
+            if not self._batch_state_compatible(info, snap, cycle, sig, start_index, to_find):
                 self.observer.batch_attempt(self.profile, BatchAttempt.NO_HINT)
                 return result
             st = self.state
-            assert st is not None
-            row, score = st.pick(self.fw, info, rng)
-            result = HintResult(row, score)
+            if isinstance(st, WindowCache):
+                win = st.window(start_index, to_find)
+                row, score = st.pick(info, win.rows, rng)
+                result = HintResult(row, score, win.processed)
+            else:
+                assert st is not None
+                row, score = st.pick(self.fw, info, rng)
+                result = HintResult(row, score, len(snap.order))
             self._hinted = (cycle, row)
             self.observer.batch_attempt(self.profile, BatchAttempt.HINT)
             return result
@@ -178,14 +179,12 @@ class OpportunisticBatch:
                 )
 
     def _batch_state_compatible(
-        self, info: PodInfo, snap: Snapshot, cycle: int, sig: bytes | None, start_row: int
+        self, info: PodInfo, snap: Snapshot, cycle: int, sig: bytes | None, start_index: int,
+        to_find: int,
     ) -> bool:
         """kube's batchStateCompatible, plus the rescore path."""
         st = self.state
         if st is None or st.nlive == 0:
-            return False
-        if not snap.order_ascending:
-            self._flush(FlushReason.VISITING_ORDER)
             return False
         if cycle != self.last.cycle + 1:
             self._flush(FlushReason.POD_SKIPPED)
@@ -213,6 +212,16 @@ class OpportunisticBatch:
             # signature match with such a pod would be a plugin signing too little
             self._flush(FlushReason.POD_INCOMPATIBLE)
             return False
+        if isinstance(st, WindowCache):
+            return self._window_compatible(info, snap, cs, st, row)
+        if not snap.order_ascending:  # nodes changed the order out of the ScoreCache's keys
+            self._flush(FlushReason.VISITING_ORDER)
+            return False
+        if to_find < len(snap.order):
+            # nodes were added: the cycle now samples, which this cache cannot stand for
+            self._flush(FlushReason.NODE_NOT_FULL)
+            return False
+        start_row = int(snap.order[start_index])
         if start_row != st.start_row:  # node changes moved where the filter stage starts
             st.rotate(start_row)
         if self._rescore_all:  # nodes changed: some cached rows may be gone
@@ -220,17 +229,16 @@ class OpportunisticBatch:
             if len(gone):
                 st.kill(gone)
         if self._dirty:
-            ok = self._recheck(info, snap, cs, row)
+            ok = self._recheck(info, snap, cs, st, row)
         else:
-            ok = self._recheck_last(info, snap, cs, row)
+            ok = self._recheck_last(info, snap, cs, st, row)
         if not ok:
             self._flush(FlushReason.NODE_NOT_FULL)
             return False
         if st.nlive == 0:
             self._flush(FlushReason.EMPTY_LIST)
             return False
-        if st.full_rescore or self._rescore_all:
-            # soft spreading: the last placement moved counts for every node in its domains;
+        if self._rescore_all:
             # a node-set change moved ImageLocality's spread for every node
             self._rescore_all = False
             st.compact()
@@ -238,6 +246,29 @@ class OpportunisticBatch:
             st.rescore(self.fw, info, sr.raw, sr.states, sr.skipped)
         elif len(st.rows) > self.compact_min and 2 * st.nlive < len(st.rows):
             st.compact()  # tombstones outnumber live rows: amortized O(1) per removal
+        return True
+
+    def _window_compatible(
+        self, info: PodInfo, snap: Snapshot, cs: CycleState, st: WindowCache, row: int
+    ) -> bool:
+        """The rescore path of a WindowCache. It keeps every node's verdict in the visiting
+        order it was built on: a node change (the order, labels, node count) flushes it."""
+        if self._rescore_all or self._dirty_nodes or snap.order is not st.order:
+            self._flush(FlushReason.SNAPSHOT_CHANGED)
+            return False
+        if self._dirty:
+            check = self._dirty | {row}
+            self._dirty = set()
+            rows: Rows = np.array(sorted(r for r in check if snap.alive[r]), dtype=np.intp)
+            ok = st.recheck_rows(self.fw, info, snap, cs, rows, row, self.rescore)
+        else:
+            ok = st.recheck_last(self.fw, info, snap, cs, row, self.rescore, self._run)
+        if not ok:
+            self._flush(FlushReason.NODE_NOT_FULL)
+            return False
+        if st.nlive == 0:
+            self._flush(FlushReason.EMPTY_LIST)
+            return False
         return True
 
     def _cycle_state(self, info: PodInfo, snap: Snapshot, sig: bytes) -> CycleState:
@@ -250,7 +281,7 @@ class OpportunisticBatch:
         ):
             return memo.cycle_state
         cs = self.fw.run_pre_filter(info, snap)
-        self._run = _RunMemo(sig, snap.generation, cs)
+        self._run = RunMemo(sig, snap.generation, cs)
         return cs
 
     def assumed(self, before: int, after: int) -> None:
@@ -260,12 +291,12 @@ class OpportunisticBatch:
         if memo is not None and memo.generation == before:
             memo.generation = after
 
-    def _recheck_last(self, info: PodInfo, snap: Snapshot, cs: CycleState, row: int) -> bool:
+    def _recheck_last(
+        self, info: PodInfo, snap: Snapshot, cs: CycleState, st: ScoreCache, row: int
+    ) -> bool:
         """The rescore path when only the last chosen row changed (it holds the last pod):
         drop it if it no longer fits, else rescore it. False when it still fits but rescoring
         is off, or the cache holds a sample (kube's node_not_full)."""
-        st = self.state
-        assert st is not None
         pos, present = st.locate(row)
         cached = present and bool(st.live[pos])
         # a cached row changed only in usage: it passed every static filter and keeps its
@@ -275,10 +306,8 @@ class OpportunisticBatch:
             if cached:
                 st.kill_one(pos)
             return True
-        if not (self.rescore and st.complete):
+        if not self.rescore:
             return False
-        if st.full_rescore:
-            return True  # every cached row is rescored next anyway
         memo = self._run  # _cycle_state made it current for this pod
         if cached and memo is not None and memo.pre_scored is not None:
             st.set_one(pos, self.fw.score_one(info, snap, row, memo.pre_scored))
@@ -293,11 +322,11 @@ class OpportunisticBatch:
             st.upsert(rows, sr.raw)
         return True
 
-    def _recheck(self, info: PodInfo, snap: Snapshot, cs: CycleState, row: int) -> bool:
+    def _recheck(
+        self, info: PodInfo, snap: Snapshot, cs: CycleState, st: ScoreCache, row: int
+    ) -> bool:
         """The rescore path for the last chosen row and every row an UpdateSnapshot touched:
         re-filter them, drop those that stopped fitting, rescore and (re)insert the others."""
-        st = self.state
-        assert st is not None
         check = self._dirty | {row}
         node_dirty = self._dirty_nodes
         self._dirty, self._dirty_nodes = set(), set()
@@ -314,7 +343,7 @@ class OpportunisticBatch:
                 feasible[part] = self.fw.run_filter(
                     cs, info, snap, rows[part], dynamic_only=dyn, diagnose=False
                 ).feasible
-        if not (self.rescore and st.complete) and bool(feasible[rows == row].any()):
+        if not self.rescore and bool(feasible[rows == row].any()):
             return False
         out = pos[cached & ~feasible]
         if len(out):
@@ -338,12 +367,13 @@ class OpportunisticBatch:
             self.observer.batch_attempt(self.profile, BatchAttempt.HINT_NOT_USED)
 
     def store(
-        self, info: PodInfo, cycle: int, row: int, name: str, feasible: Rows, sr: ScoreResult,
-        start_row: int, cs: CycleState, generation: int, complete: bool = True,
+        self, info: PodInfo, snap: Snapshot, cycle: int, row: int, name: str, feasible: Rows,
+        sr: ScoreResult, start_row: int, cs: CycleState, complete: bool = True,
     ) -> None:
-        """After a full, scored cycle: keep its feasible rows and raw scores for the next pod,
-        and its CycleState (PreFilter ran at snapshot `generation`). `complete`: the cycle
-        visited every node (no percentageOfNodesToScore cut), so `feasible` is all of them."""
+        """After a full, scored cycle (before its pod is assumed): keep what the next pod
+        needs, and the CycleState. `complete`: the cycle visited every node (no
+        percentageOfNodesToScore cut), so `feasible` is all of them; else, and for pods
+        whose scores reach across nodes, every node is evaluated once here."""
         if not self.enabled:
             return
         started = time.perf_counter()
@@ -359,13 +389,17 @@ class OpportunisticBatch:
             return
         if cs.record_plugin_metrics:  # a sampled cycle's state would time the hints' filters
             cs = dataclasses.replace(cs, record_plugin_metrics=False)
-        self._run = _RunMemo(sig, generation, cs)
-        self.state = ScoreCache.new(
-            self.fw, info, sig, feasible, sr.raw, sr.states, sr.skipped, self.clock(),
-            start_row, full, complete,
-        )
-        if len(feasible) > 1 and not bool((self.state.keys[1:] > self.state.keys[:-1]).all()):
-            self._flush(FlushReason.VISITING_ORDER)  # visited out of row order: see the reason
+        self._run = RunMemo(sig, snap.generation, cs)
+        if complete and not full and snap.order_ascending:
+            # ScoreCache keys its rows as "rows ascending, rotated"; any other visiting order
+            # (zones added zone by zone, a reused row) takes the WindowCache, which keys by
+            # position
+            self.state = ScoreCache.new(
+                self.fw, info, sig, feasible, sr.raw, sr.states, sr.skipped, self.clock(),
+                start_row,
+            )
+        else:
+            self.state = WindowCache.new(self.fw, info, snap, cs, sig, self.clock())
         self._dirty, self._dirty_nodes = set(), set()
         self._rescore_all = False
         self.observer.store_duration(self.profile, time.perf_counter() - started)

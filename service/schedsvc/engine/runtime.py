@@ -28,6 +28,7 @@ from ..framework import (
     ScorePlugin,
     SignPlugin,
     SignRescoredPlugin,
+    WindowScorePlugin,
 )
 from ..framework.podinfo import PodInfo
 from ..framework.snapshot import BoolArray, IntArray, Snapshot
@@ -135,6 +136,11 @@ class Framework:
             (p.name, p, p.traits.filter_is_static, p if isinstance(p, FilterOnePlugin) else None)
             for p in self.filter
         ]
+        # plugins batching scores per window (WindowScorePlugin), not from per-row raw scores
+        self.window_scored: dict[str, WindowScorePlugin] = {
+            p.name: p for p in self.score
+            if p.traits.window_scored and isinstance(p, WindowScorePlugin)
+        }
         # soft spreading may sign what `sign` refuses (batching.softSpread)
         self.rescored_signers: dict[str, SignRescoredPlugin] = {
             p.name: p for p in self.signers if isinstance(p, SignRescoredPlugin)
@@ -255,19 +261,21 @@ class Framework:
     def run_score(
         self, pod: PodInfo, snap: Snapshot, rows: Rows, record: bool = False,
         dynamic_only: bool = False, raw_only: bool = False,
+        exclude: frozenset[str] = frozenset(),
     ) -> ScoreResult:
         """PreScore, Score, NormalizeScore and weights; `record` samples per-plugin durations.
 
         `dynamic_only` leaves out plugins whose score reads no usage (score_is_static): for
         batching, which keeps their raw scores of rows that changed only in usage. With
         `raw_only` normalization and weights are left out too (per_plugin and totals empty).
+        Plugins in `exclude` are left out (batching scores window_scored plugins per window).
         """
         obs = self.observer
         started = time.perf_counter()
         states: dict[str, Any] = {}
         skipped: set[str] = set()
         for pre in self.pre_score:
-            if dynamic_only and pre.traits.score_is_static:
+            if (dynamic_only and pre.traits.score_is_static) or pre.name in exclude:
                 continue
             t0 = time.perf_counter() if record else 0.0
             st = pre.pre_score(pod, snap, rows)
@@ -286,7 +294,7 @@ class Framework:
         per_plugin: dict[str, IntArray] = {}
         raws: dict[str, IntArray] = {}
         for p in self.score:
-            if dynamic_only and p.traits.score_is_static:
+            if (dynamic_only and p.traits.score_is_static) or p.name in exclude:
                 continue
             if p.name in skipped:
                 per_plugin[p.name] = np.zeros(len(rows), dtype=np.int64)
@@ -306,7 +314,8 @@ class Framework:
         return ScoreResult(totals, per_plugin, skipped, raws, states)
 
     def score_one(
-        self, pod: PodInfo, snap: Snapshot, row: int, pre_scored: tuple[dict[str, Any], set[str]]
+        self, pod: PodInfo, snap: Snapshot, row: int, pre_scored: tuple[dict[str, Any], set[str]],
+        exclude: frozenset[str] = frozenset(),
     ) -> dict[str, int]:
         """Raw scores of the dynamic (not score_is_static) plugins for one row, given their
         PreScore (states, skipped) from an earlier run_score: batching's one-row rescore."""
@@ -314,7 +323,7 @@ class Framework:
         out: dict[str, int] = {}
         rows: Rows | None = None
         for name, p, one in self._dynamic_score:
-            if name in skipped:
+            if name in skipped or name in exclude:
                 continue
             if one is not None:
                 out[name] = one.score_one(states.get(name), pod, snap, row)

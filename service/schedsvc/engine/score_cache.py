@@ -1,5 +1,6 @@
 """The scores a batch keeps between pods (where kube keeps SortedScoredNodes).
 
+The cache of a cycle that visited every node (see window_cache.py for a sampled one).
 Kube pops the next node of the last cycle's sorted list. We keep that cycle's feasible rows in
 visiting order with each plugin's *raw* scores, so a hint renormalizes over the rows that remain
 and picks the best exactly as a full cycle would (same ties, same seeded draw), after the rows
@@ -56,10 +57,6 @@ class ScoreCache:
     skipped: set[str]
     created: float
     start_row: int  # first row the full cycle visited: the visiting order is rows rotated there
-    full_rescore: bool = False  # soft spreading: every cached row is rescored before a hint
-    # the full cycle visited every node, so the rows are every feasible node, not a sample:
-    # only then does the rescore path pick what a full cycle would
-    complete: bool = True
     keys: Rows = field(default_factory=lambda: np.zeros(0, dtype=np.intp))  # rotated rows
     live: BoolArray = field(default_factory=lambda: np.zeros(0, dtype=np.bool_))
     nlive: int = 0
@@ -81,7 +78,7 @@ class ScoreCache:
     def new(
         cls, fw: Framework, info: PodInfo, signature: bytes, feasible: Rows,
         raw: dict[str, IntArray], states: dict[str, Any], skipped: set[str], created: float,
-        start_row: int, full_rescore: bool, complete: bool,
+        start_row: int,
     ) -> ScoreCache:
         n = len(feasible)
         st = cls(
@@ -92,8 +89,6 @@ class ScoreCache:
             skipped=set(skipped),
             created=created,
             start_row=start_row,
-            full_rescore=full_rescore,
-            complete=complete,
             keys=_rotated(feasible, start_row),
             live=np.ones(n, dtype=np.bool_),
             nlive=n,

@@ -21,6 +21,7 @@ from .interface import (
     SignPlugin,
     SignRescoredPlugin,
     Skip,
+    WindowScorePlugin,
     default_normalize_score,
 )
 
@@ -42,6 +43,7 @@ __all__ = [
     "ScorePlugin",
     "SignPlugin",
     "SignRescoredPlugin",
+    "WindowScorePlugin",
     "Skip",
     "default_normalize_score",
 ]

@@ -37,6 +37,7 @@ __all__ = [
     "FilterOnePlugin",
     "ScoreOnePlugin",
     "SignRescoredPlugin",
+    "WindowScorePlugin",
     "default_normalize_score",
 ]
 
@@ -67,6 +68,9 @@ class PluginTraits:
     `pre_filter_assume_stable`: PreFilter's result for a pod the profile can sign does not
     change when a pod of the same signature is assumed, so a run of such pods keeps its
     CycleState. `pre_score_assume_stable`: the same of PreScore, over any non-empty rows.
+    `window_scored`: PreScore reads the set of rows it is given (kube's filteredNodes) or the
+    pods of other nodes, so a row's raw score is no fact of its own: batching asks the plugin
+    (WindowScorePlugin) for the scores of each window instead of caching raw scores per row.
     """
 
     filter_is_static: bool = False
@@ -75,6 +79,7 @@ class PluginTraits:
     normalize_uniform: bool = False
     pre_filter_assume_stable: bool = False
     pre_score_assume_stable: bool = False
+    window_scored: bool = False
 
 
 NO_TRAITS = PluginTraits()
@@ -192,6 +197,25 @@ class SignRescoredPlugin(SignPlugin, Protocol):
     def sign_rescored(self, pod: PodInfo) -> bytes | None:
         """A signature for a pod `sign` refuses because its scores reach other nodes (soft
         spreading): batching may serve it if it rescores every cached node per hint."""
+        ...
+
+
+@runtime_checkable
+class WindowScorePlugin(ScorePlugin, Protocol):
+    """Scores batching reads per window (trait `window_scored`): a state built once over every
+    row, kept up to date by the rows whose pods changed, and read for any set of rows exactly
+    as PreScore, Score and NormalizeScore over those rows would score them."""
+
+    def window_state(self, pod: PodInfo, snap: Snapshot, rows: Rows) -> Any | Skip:
+        """The state over `rows` (every node), or SKIP when PreScore would skip the pod."""
+        ...
+
+    def window_sync(self, state: Any, snap: Snapshot, rows: Rows) -> None:
+        """The pods on `rows` changed (a pod assumed, churn) since the state was built."""
+        ...
+
+    def window_scores(self, state: Any, rows: Rows) -> tuple[IntArray, IntArray]:
+        """(raw, normalized) scores of `rows`, as a cycle whose feasible nodes are `rows`."""
         ...
 
 

@@ -10,7 +10,9 @@ from typing import NoReturn
 
 import grpc
 
-from ..engine.scheduler import Engine, Explanation, Placement, SnapshotUpdate
+from ..engine.explain import Explanation
+from ..engine.schedule_one import Placement
+from ..engine.scheduler import Engine, SnapshotUpdate
 from ..errors import InvalidArgument
 from ..model import Outcome
 from ..v1 import schedule_pb2 as pb

@@ -5,7 +5,7 @@ With resources alone, the first pass (the nominated pods of priority >= the pod'
 their node) is the binding one: the second pass, without them, only has more room. So one
 filter run with the nominated pods' requests added to those rows' usage gives both the
 verdicts and the first pass's reasons, where the general check re-runs PreFilter and the
-filters node by node with the pods really added (Cluster._two_pass).
+filters node by node with the pods really added (runtime_nominated.py).
 """
 
 from __future__ import annotations

@@ -12,7 +12,7 @@ from ...framework import SKIP, FilterResult, PluginTraits, PreFilterResult, Rows
 from ...framework.podinfo import PodInfo
 from ...framework.snapshot import IntArray, Snapshot
 from ...model import Pod
-from . import filtering, scoring
+from . import filtering, scoring, window
 from .args import (
     DO_NOT_SCHEDULE,
     NAME,
@@ -28,12 +28,12 @@ __all__ = ["PodTopologySpread", "new"]
 
 class PodTopologySpread:
     name = NAME
-    # a signable pod has no DoNotSchedule constraint, so its PreFilter is a Skip; nor, unless
-    # batching.softSpread signs it, a ScheduleAnyway one, so its PreScore is a Skip too (with
-    # softSpread every cached node is rescored in full, which reuses no PreScore)
+    # a signable pod has no DoNotSchedule constraint, so its PreFilter is a Skip; its soft
+    # constraints (batching.softSpread) are scored per window from kept counts (window.py)
     traits = PluginTraits(
         pre_filter_assume_stable=True,
         pre_score_assume_stable=True,
+        window_scored=True,
     )
 
     def __init__(self, args: PodTopologySpreadArgs) -> None:
@@ -66,10 +66,12 @@ class PodTopologySpread:
         constraints = self.constraints(p, SCHEDULE_ANYWAY)
         if not constraints:
             return SKIP
+        return scoring.pre_score(pod, snap, rows, constraints, self._require_all(p))
+
+    def _require_all(self, p: Pod) -> bool:
         # Only non-system-default spreading needs every topology key on a node, so nodes
         # without a zone label still get hostname spreading.
-        require_all = bool(p.topology_spread_constraints) or not self.system_defaulted
-        return scoring.pre_score(pod, snap, rows, constraints, require_all)
+        return bool(p.topology_spread_constraints) or not self.system_defaulted
 
     def score(self, state: Any, pod: PodInfo, snap: Snapshot, rows: Rows) -> IntArray:
         assert isinstance(state, scoring.ScoreState)
@@ -79,6 +81,24 @@ class PodTopologySpread:
         if not isinstance(state, scoring.ScoreState):
             return scores
         return scoring.normalize(state, scores)
+
+    # ---- batching: scores per window -----------------------------------------------------
+    def window_state(self, pod: PodInfo, snap: Snapshot, rows: Rows) -> Any | Skip:
+        p = pod.pod
+        if snap.num_nodes == 0:
+            return SKIP
+        constraints = self.constraints(p, SCHEDULE_ANYWAY)
+        if not constraints:
+            return SKIP
+        return window.window_state(pod, snap, rows, constraints, self._require_all(p))
+
+    def window_sync(self, state: Any, snap: Snapshot, rows: Rows) -> None:
+        assert isinstance(state, window.WindowState)
+        window.window_sync(state, rows)
+
+    def window_scores(self, state: Any, rows: Rows) -> tuple[IntArray, IntArray]:
+        assert isinstance(state, window.WindowState)
+        return window.window_scores(state, rows)
 
     # ---- batching ----------------------------------------------------------------------------
     def sign(self, pod: PodInfo) -> bytes | None:
@@ -92,10 +112,10 @@ class PodTopologySpread:
         return b""
 
     def sign_rescored(self, pod: PodInfo) -> bytes | None:
-        """A signature for batching that rescores every cached node before each hint (our
-        extension, `batching.softSpread`): soft constraints only change scores, and a full
-        rescore over the cached feasible nodes recomputes them exactly. Hard constraints
-        change feasibility across nodes, so they stay unsignable. The score reads the pod's
+        """A signature for batching that scores this plugin per window (our extension,
+        `batching.softSpread`): soft constraints only change scores, which window.py
+        recomputes exactly from kept counts. Hard constraints change feasibility across
+        nodes, so they stay unsignable. The score reads the pod's
         namespace, labels (self-match) and resolved constraints; node affinity and tolerations
         (for the Honor policies) are signed by their own plugins."""
         p = pod.pod

@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -20,13 +21,16 @@ from ...framework.snapshot import BoolArray, IntArray, Snapshot
 from .args import LABEL_HOSTNAME
 from .common import Constraint, NodeMasks, go_round, has_all_keys, match_counts, value_ids
 
-__all__ = ["ScoreConstraint", "ScoreState", "pre_score", "score", "normalize"]
+__all__ = [
+    "ScoreConstraint", "ScoreState", "pre_score", "score", "normalize", "ignored_rows_of",
+    "eligible_rows",
+]
 
 
 @dataclass(frozen=True, slots=True)
 class ScoreConstraint:
     ids: npt.NDArray[np.int32] | None  # None: no node has the key (never contributes)
-    counts: npt.NDArray[np.int64]  # hostname: per row; otherwise per mapped value id
+    counts: npt.NDArray[np.integer[Any]]  # hostname: per row; otherwise per mapped value id
     per_row: bool
     empty_id: int  # where a row without the key is counted (kube reads it as value "")
     weight: float
@@ -49,11 +53,7 @@ def pre_score(
     p = pod.pod
     index = SelectorCounts.for_snapshot(snap)
     masks = NodeMasks(p, snap)
-    if require_all:
-        has_all = has_all_keys(constraints, snap)
-    else:
-        has_all = np.ones(snap.capacity, dtype=np.bool_)
-    ignored_rows = ~has_all
+    ignored_rows = ignored_rows_of(snap, constraints, require_all)
     ignored = ignored_rows[rows]
     scored_rows = rows[~ignored]
     out: list[ScoreConstraint] = []
@@ -77,8 +77,7 @@ def pre_score(
         # domains: the values of the feasible, not ignored nodes
         domain = np.zeros(size, dtype=np.bool_)
         domain[ids[scored_rows]] = True
-        eligible = snap.alive & has_all & masks.inclusion(c)
-        eligible &= domain[ids]
+        eligible = eligible_rows(snap, ignored_rows, masks, c) & domain[ids]
         totals = np.bincount(ids[eligible], weights=counts[eligible], minlength=size)
         out.append(
             ScoreConstraint(
@@ -91,6 +90,24 @@ def pre_score(
             )
         )
     return ScoreState(constraints=tuple(out), ignored=ignored, ignored_rows=ignored_rows)
+
+
+def ignored_rows_of(
+    snap: Snapshot, constraints: Sequence[Constraint], require_all: bool
+) -> BoolArray:
+    """Rows PreScore ignores: without every key, when all are required."""
+    if require_all:
+        out: BoolArray = ~has_all_keys(constraints, snap)
+        return out
+    return np.zeros(snap.capacity, dtype=np.bool_)
+
+
+def eligible_rows(
+    snap: Snapshot, ignored_rows: BoolArray, masks: NodeMasks, c: Constraint
+) -> BoolArray:
+    """Rows whose matching pods count towards their domain's total (before the domain cut)."""
+    out: BoolArray = snap.alive & ~ignored_rows & masks.inclusion(c)
+    return out
 
 
 def score(state: ScoreState, rows: Rows) -> IntArray:

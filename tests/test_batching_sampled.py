@@ -1,0 +1,171 @@
+"""Batching on ≡ off where users are: percentageOfNodesToScore adaptive (kube's default) and a
+fixed 10 %, on clusters big enough that a cycle scores only a window of the nodes, with
+Deployment pods (system default spreading through default_selector), soft spreading of the
+pods' own, churn between batches, node changes, mixed signatures and two profiles.
+
+A hint must stand for the sampled cycle it replaces: the same window (the first N feasible
+nodes in visiting order from the start index), the same normalization over it, the same seeded
+pick, and the start index moved as that cycle moves it. Placements and scores are compared.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from schedsvc.engine.filtering import num_feasible_nodes_to_find
+from schedsvc.model import LabelSelector, Node, TopologySpreadConstraint
+from tests.strategies import make_pod, node, nodes, pod_shapes
+from tests.test_batching_equivalence import Step, play
+
+WEB = LabelSelector(match_labels=(("app", "web"),))
+SOFT_ZONE = TopologySpreadConstraint(
+    max_skew=1, topology_key="topology.kubernetes.io/zone", when_unsatisfiable="ScheduleAnyway",
+    label_selector=WEB,
+)
+SOFT_HOST = TopologySpreadConstraint(
+    max_skew=2, topology_key="kubernetes.io/hostname", when_unsatisfiable="ScheduleAnyway",
+    label_selector=WEB,
+)
+ZONE_KEY = "topology.kubernetes.io/zone"
+
+
+def config(pct: int | None) -> dict[str, Any]:
+    """Two profiles, default batching; `pct` None: kube's adaptive default."""
+    cfg: dict[str, Any] = {
+        "profiles": [
+            {"schedulerName": "default-scheduler"},
+            {
+                "schedulerName": "packer",
+                "pluginConfig": [
+                    {"name": "NodeResourcesFit",
+                     "args": {"scoringStrategy": {"type": "MostAllocated"}}}
+                ],
+            },
+        ],
+    }
+    if pct is not None:
+        cfg["percentageOfNodesToScore"] = pct
+    return cfg
+
+
+def zoned(kinds: list[Node], n: int, block: int, unzoned: int) -> list[Node]:
+    """`n` nodes cycling through the drawn kinds, zones in blocks of `block` nodes (so a
+    window covers some zones only), every `unzoned`-th node without a zone label."""
+    out = []
+    for i in range(n):
+        k = kinds[i % len(kinds)]
+        labels = {key: v for key, v in k.labels.items() if key != "kubernetes.io/hostname"}
+        if unzoned and i % unzoned == 0:
+            labels.pop("zone", None)
+        else:
+            labels[ZONE_KEY] = "abc"[(i // block) % 3]
+        out.append(dataclasses.replace(
+            node(f"n{i}", labels=labels), taints=k.taints, allocatable=k.allocatable,
+            images=k.images, unschedulable=k.unschedulable,
+        ))
+    return out
+
+
+@st.composite
+def workload_shape(draw: st.DrawFn) -> dict[str, object]:
+    """A pod shape: plain, a Deployment's (owned: system default spreading), or with soft
+    constraints of its own."""
+    shape = draw(pod_shapes())
+    kind = draw(st.sampled_from(["plain", "deployment", "deployment", "soft"]))
+    if kind == "deployment":
+        shape = {**shape, "labels": {"app": "web"}, "default_selector": WEB}
+    elif kind == "soft":
+        own = draw(st.sampled_from([(SOFT_ZONE,), (SOFT_HOST,), (SOFT_ZONE, SOFT_HOST)]))
+        shape = {**shape, "labels": {"app": "web"}, "topology_spread_constraints": own}
+    return shape
+
+
+@st.composite
+def sampled_scenarios(draw: st.DrawFn) -> tuple[list[Node], list[Step]]:
+    kinds = draw(nodes(min_size=2, max_size=6))
+    # one kind takes any pod of the leading run
+    kinds[0] = dataclasses.replace(kinds[0], unschedulable=False, taints=())
+    cluster = zoned(
+        kinds, draw(st.integers(101, 260)), draw(st.sampled_from([1, 5, 40])),
+        draw(st.sampled_from([0, 0, 17])),
+    )
+    shapes = draw(st.lists(workload_shape(), min_size=1, max_size=3))
+    tokens: dict[tuple[int, str], object] = {}
+
+    def equal_pod(uid: str, k: int, profile: str) -> Any:
+        token = tokens.setdefault((k, profile), object())
+        return dataclasses.replace(make_pod(uid, shapes[k], profile), shape=token)
+
+    # a run every cluster takes: the property is not vacuous (see the assertion)
+    lead = {"cpu": 10, "memory": None, "labels": {"app": "web"}, "default_selector": WEB}
+    steps = [Step("schedule", ([make_pod(f"lead{i}", lead) for i in range(6)], False))]
+    uid = 0
+    bound: list[Any] = []
+    for _ in range(draw(st.integers(1, 5))):
+        if draw(st.integers(0, 2)) == 0:
+            kind = draw(st.sampled_from(
+                ["add_node", "remove_pod", "remove_node", "relabel", "bind", "move", "fill"]
+            ))
+            victim = cluster[draw(st.integers(0, len(cluster) - 1))]
+            shape = shapes[draw(st.integers(0, len(shapes) - 1))]
+            if kind == "add_node":
+                steps.append(Step("upsert_node", node(f"extra{uid}", cpu=2000,
+                                                      labels={ZONE_KEY: "b"})))
+            elif kind == "remove_pod":
+                steps.append(Step("remove_pod", f"p{draw(st.integers(0, max(uid - 1, 0)))}"))
+            elif kind == "remove_node":
+                steps.append(Step("remove_node", victim.name))
+            elif kind == "relabel":
+                steps.append(Step("upsert_node", dataclasses.replace(
+                    victim, labels={**victim.labels, ZONE_KEY: "c", "disk": "ssd"})))
+            elif kind in ("bind", "fill"):
+                # a bound pod of a Deployment moves its domains' counts; "fill" takes the node
+                cpu = 4000 if kind == "fill" else 100
+                b = make_pod(f"b{uid}", {**shape, "cpu": cpu, "node_name": victim.name})
+                uid += 1
+                bound.append(b)
+                steps.append(Step("bind", b))
+            elif kind == "move" and bound:
+                b = bound[draw(st.integers(0, len(bound) - 1))]
+                steps.append(Step("bind", dataclasses.replace(b, node_name=victim.name)))
+        run = []
+        for _ in range(draw(st.integers(1, 30))):
+            k = draw(st.integers(0, len(shapes) - 1))
+            profile = "packer" if draw(st.integers(0, 7)) == 0 else "default-scheduler"
+            run.append(equal_pod(f"p{uid}", k, profile))
+            uid += 1
+        steps.append(Step("schedule", (run, draw(st.integers(0, 8)) == 0)))
+    return cluster, steps
+
+
+def check(pct: int | None, scenario: tuple[list[Node], list[Step]]) -> None:
+    cluster, steps = scenario
+    # sampling cuts: the window is smaller than the cluster
+    assert num_feasible_nodes_to_find(len(cluster), pct or 0) < len(cluster)
+    off, batched_off = play(cluster, steps, batching=False, rescore=True, config=config(pct))
+    assert batched_off == 0
+    on, batched = play(cluster, steps, batching=True, rescore=True, config=config(pct))
+    assert on == off
+    assert batched >= 5  # at least the leading run of Deployment pods was hinted
+    norescore, _ = play(cluster, steps, batching=True, rescore=False, config=config(pct))
+    assert norescore == off
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(sampled_scenarios())
+def test_batching_on_and_off_agree_at_the_adaptive_default(
+    scenario: tuple[list[Node], list[Step]],
+) -> None:
+    check(None, scenario)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(sampled_scenarios())
+def test_batching_on_and_off_agree_at_ten_percent(
+    scenario: tuple[list[Node], list[Step]],
+) -> None:
+    check(10, scenario)
