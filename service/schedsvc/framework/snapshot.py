@@ -2,7 +2,8 @@
 
 Rows never move: a removed node leaves a free row that the next new node reuses, so anything
 indexed by row (plugin caches, pod-count indexes) stays valid across updates. `alive` marks the
-rows in use; `order` lists them in the fixed visiting order of the filter stage.
+rows in use; `order` lists them in kube's visiting order (the node tree's, framework/node_tree.py:
+zones interleaved), and `position` maps a row to its place there.
 
 Two generation counters let caches invalidate cheaply: `generation` moves on every change,
 `static_generation` only when what static filters read (the node set, labels, taints,
@@ -31,6 +32,7 @@ from ..model import (
     Taint,
 )
 from .interning import LabelColumn, kept_columns, worth_compacting
+from .node_tree import NodeTree, zone_key
 from .pod_record import NominatedKey, PodListener, PodRecord
 from .snapshot_pods import SnapshotPods
 
@@ -71,7 +73,10 @@ class Snapshot(SnapshotPods):
         self.index: dict[str, int] = {}
         self.nodes: list[Node | None] = []
         self.alive = np.zeros(capacity, dtype=np.bool_)
+        self.tree = NodeTree()
         self._order: npt.NDArray[np.intp] | None = np.zeros(0, dtype=np.intp)
+        self._position: npt.NDArray[np.intp] | None = None
+        self._ascending = True
         self.resource_index: dict[str, int] = {r: i for i, r in enumerate(_BASE_RESOURCES)}
         self.resource_names: list[str] = list(_BASE_RESOURCES)
         # per column: nodes whose allocatable names it + held pods requesting it
@@ -107,10 +112,31 @@ class Snapshot(SnapshotPods):
 
     @property
     def order(self) -> npt.NDArray[np.intp]:
-        """Alive rows in visiting order (row order); recomputed only when the node set changes."""
+        """Alive rows in visiting order, kube's node tree list(). Rebuilt, as kube rebuilds its
+        snapshot's node list, only when a node was added or removed: a node whose zone changed
+        moves in the tree at once but in the list at the next rebuild."""
         if self._order is None:
-            self._order = np.flatnonzero(self.alive[: self.n_rows]).astype(np.intp)
+            order = self.tree.order(np.flatnonzero(self.alive[: self.n_rows]).astype(np.intp))
+            self._order, self._position = order, None
+            self._ascending = bool((order[1:] > order[:-1]).all())
         return self._order
+
+    @property
+    def order_ascending(self) -> bool:
+        """Whether the visiting order is the rows ascending (one zone, or nodes added zone by
+        zone in turn, and no row reused out of turn)."""
+        self.order  # noqa: B018 - rebuilds the flag with the order
+        return self._ascending
+
+    @property
+    def position(self) -> npt.NDArray[np.intp]:
+        """Row -> its index in `order` (-1 for a free row); rows beyond it are free too."""
+        order = self.order
+        if self._position is None:
+            pos = np.full(self.n_rows, -1, dtype=np.intp)
+            pos[order] = np.arange(len(order), dtype=np.intp)
+            self._position = pos
+        return self._position
 
     def node(self, row: int) -> Node:
         n = self.nodes[row]
@@ -202,9 +228,11 @@ class Snapshot(SnapshotPods):
                 self.pods_on_row.append({})
             self.index[node.name] = row
             self.alive[row] = True
+            self.tree.add(row, zone_key(node.labels))
             self._order = None
         else:
             self._clear_static(row)
+            self.tree.update(row, zone_key(node.labels))
         self.nodes[row] = node
         self._write_static(row, node)
         self.generation += 1
@@ -279,6 +307,7 @@ class Snapshot(SnapshotPods):
         self.requested[row, :] = 0
         self.nonzero_requested[row, :] = 0
         self.free_rows.append(row)
+        self.tree.remove(row)
         self._order = None
         self.generation += 1
         self.static_generation += 1
