@@ -36,8 +36,9 @@ typecheck: gen
 test: lint typecheck
 	$(BIN)/python -m pytest
 
+# make bench [ONLY=issue16[,batching]] [SMALL=1]: every section, or the named ones alone
 bench: gen
-	$(BIN)/python bench/run_all.py
+	$(BIN)/python bench/run_all.py $(if $(ONLY),--only $(ONLY)) $(if $(SMALL),--small)
 
 conformance: gen
 	$(BIN)/python -m tools.conformance

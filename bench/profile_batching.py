@@ -15,8 +15,10 @@ from _common import PCT100
 
 from schedsvc.config import load_config
 from schedsvc.engine.scheduler import Engine, SnapshotUpdate
-from schedsvc.server.convert import node_from_pb, pod_from_pb
+from schedsvc.server.convert import Converter
 from schedsvc_client.workload import CreateNodes, CreatePods, load_workload
+
+CONVERTER = Converter()  # one server's conversion and caches
 
 PODS = 4000
 
@@ -24,11 +26,14 @@ PODS = 4000
 def _profile(batching: bool) -> tuple[float, str]:
     engine = Engine(load_config(PCT100), seed=1, batching_enabled=batching)
     w = load_workload("default", "medium")
-    nodes = [node_from_pb(n, "") for op in w.ops if isinstance(op, CreateNodes) for n in op.nodes()]
+    nodes = [
+        CONVERTER.node_from_pb(n, "")
+        for op in w.ops if isinstance(op, CreateNodes) for n in op.nodes()
+    ]
     cluster = engine.cluster("default")
     cluster.update(SnapshotUpdate(upsert_nodes=nodes))
     op = next(o for o in w.ops if isinstance(o, CreatePods))
-    pods = [pod_from_pb(p, "") for p, _ in zip(op.pods(1), range(PODS), strict=False)]
+    pods = [CONVERTER.pod_from_pb(p, "") for p, _ in zip(op.pods(1), range(PODS), strict=False)]
     prof = cProfile.Profile()
     t0 = time.perf_counter()
     prof.enable()

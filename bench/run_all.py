@@ -2,11 +2,19 @@
 
 Benchmarks run strictly one after another (2-core machine): each starts its own server
 subprocess and stops it before the next begins.
+
+    python bench/run_all.py                       every section -> bench/RESULTS.md
+    python bench/run_all.py --only issue16        the named sections (comma-separated, or
+                                                  repeated) -> bench/RESULTS.<names>.md
+    python bench/run_all.py --only issue16 --small    the same at small sizes, to check that a
+                                                  section runs (sections with a small form)
 """
 
 from __future__ import annotations
 
+import argparse
 import datetime
+import inspect
 import os
 import platform
 import subprocess
@@ -18,13 +26,14 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import batching  # noqa: E402
 import client_overhead  # noqa: E402
+import issue16  # noqa: E402
 import issue_target  # noqa: E402
 import mixed  # noqa: E402
 import preemption  # noqa: E402
 import profile_batching  # noqa: E402
 import scheduling_basic  # noqa: E402
 
-BENCHMARKS: list[tuple[str, Callable[[], str]]] = [
+BENCHMARKS: list[tuple[str, Callable[..., str]]] = [
     ("issue_target", issue_target.run),
     ("batching", batching.run),
     ("mixed", mixed.run),
@@ -32,6 +41,7 @@ BENCHMARKS: list[tuple[str, Callable[[], str]]] = [
     ("scheduling_basic", scheduling_basic.run),
     ("profile_batching", profile_batching.run),
     ("preemption", preemption.run),
+    ("issue16", issue16.run),
 ]
 
 
@@ -65,8 +75,24 @@ def machine() -> str:
     ])
 
 
+def _args() -> argparse.Namespace:
+    p = argparse.ArgumentParser(description="Run the benchmarks, write bench/RESULTS*.md.")
+    p.add_argument("names", nargs="*", help="sections to run (as --only)")
+    p.add_argument("--only", action="append", default=[],
+                   help="section(s) to run, comma-separated: "
+                   + ", ".join(n for n, _ in BENCHMARKS))
+    p.add_argument("--small", action="store_true",
+                   help="small sizes, for sections that have them: a check, not a result")
+    return p.parse_args()
+
+
 def main() -> int:
-    only = set(sys.argv[1:])
+    args = _args()
+    only = {n for spec in [*args.names, *args.only] for n in spec.split(",") if n}
+    unknown = only - {n for n, _ in BENCHMARKS}
+    if unknown:
+        print(f"unknown section(s): {', '.join(sorted(unknown))}", file=sys.stderr)
+        return 2
     sections = []
     started = time.perf_counter()
     for name, fn in BENCHMARKS:
@@ -74,7 +100,8 @@ def main() -> int:
             continue
         t0 = time.perf_counter()
         print(f"bench: {name} ...", flush=True)
-        section = fn()
+        small = args.small and "small" in inspect.signature(fn).parameters
+        section = fn(small=True) if small else fn()
         took = time.perf_counter() - t0
         print(section + f"\n\n({name}: {took:.0f} s)\n", flush=True)
         sections.append(section + f"\n\n_Wall time of this benchmark: {took:.0f} s._")
@@ -103,8 +130,10 @@ def main() -> int:
     ])
     text = header + "\n\n" + "\n\n".join(sections) + "\n"
     path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "RESULTS.md")
-    if only:
-        path = os.path.join(os.path.dirname(path), "RESULTS.partial.md")
+    if only or args.small:
+        suffix = ".".join(n for n, _ in BENCHMARKS if n in only) or "all"
+        small = ".small" if args.small else ""
+        path = os.path.join(os.path.dirname(path), f"RESULTS.{suffix}{small}.md")
     with open(path, "w", encoding="utf-8") as f:
         f.write(text)
     print(f"wrote {path}")

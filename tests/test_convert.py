@@ -8,9 +8,11 @@ import pytest
 
 from schedsvc import model
 from schedsvc.errors import InvalidArgument
-from schedsvc.server import convert
+from schedsvc.server.convert import Converter
 from schedsvc.v1 import schedule_pb2 as pb
 from tests import to_pb
+
+CONVERTER = Converter()  # one server's conversion and caches, shared by these tests
 
 
 def a_pod(**kw: object) -> pb.Pod:
@@ -374,12 +376,12 @@ POD_CASES: list[tuple[str, Callable[[], pb.Pod], str]] = [
 def test_pod_validation_names_the_field(make: Callable[[], pb.Pod], field: str) -> None:
     msg = make()
     with pytest.raises(InvalidArgument) as exc:
-        convert.pod_from_pb(msg, "pods[2]")
+        CONVERTER.pod_from_pb(msg, "pods[2]")
     assert exc.value.field == field
     if msg.uid:  # a bound pod skips the whole-pod cache: same verdict
         msg.node_name = "n1"
         with pytest.raises(InvalidArgument) as exc:
-            convert.pod_from_pb(msg, "pods[2]")
+            CONVERTER.pod_from_pb(msg, "pods[2]")
         assert exc.value.field == field
 
 
@@ -421,18 +423,18 @@ NODE_CASES: list[tuple[str, Callable[[], pb.Node], str]] = [
 )
 def test_node_validation_names_the_field(make: Callable[[], pb.Node], field: str) -> None:
     with pytest.raises(InvalidArgument) as exc:
-        convert.node_from_pb(make(), "upsert_nodes[0]")
+        CONVERTER.node_from_pb(make(), "upsert_nodes[0]")
     assert exc.value.field == field
 
 
 def test_namespace_needs_a_name() -> None:
     with pytest.raises(InvalidArgument) as exc:
-        convert.namespace_from_pb(pb.Namespace(), "upsert_namespaces[3]")
+        CONVERTER.namespace_from_pb(pb.Namespace(), "upsert_namespaces[3]")
     assert exc.value.field == "upsert_namespaces[3].name"
 
 
 def test_defaults_and_canonical_units() -> None:
-    pod = convert.pod_from_pb(
+    pod = CONVERTER.pod_from_pb(
         pb.Pod(
             uid="u",
             containers=[pb.Container(requests={"cpu": "0.1", "memory": "134M"})],
@@ -456,7 +458,7 @@ def test_defaults_and_canonical_units() -> None:
 
 
 def test_protocol_defaults_to_tcp() -> None:
-    pod = convert.pod_from_pb(
+    pod = CONVERTER.pod_from_pb(
         a_pod(containers=[pb.Container(ports=[pb.ContainerPort(container_port=80, host_port=80)])]),
         "pod",
     )
@@ -467,12 +469,12 @@ def test_required_node_affinity_presence() -> None:
     """Set without terms is kube's empty NodeSelector (matches nothing); unset is None."""
     a = pb.Affinity()
     a.node_affinity.required_during_scheduling_ignored_during_execution.SetInParent()
-    pod = convert.pod_from_pb(a_pod(affinity=a), "pod")
+    pod = CONVERTER.pod_from_pb(a_pod(affinity=a), "pod")
     assert pod.affinity is not None and pod.affinity.node_affinity is not None
     assert pod.affinity.node_affinity.required == ()
     b = pb.Affinity()
     b.node_affinity.preferred_during_scheduling_ignored_during_execution.add(weight=1)
-    pod = convert.pod_from_pb(a_pod(affinity=b), "pod")
+    pod = CONVERTER.pod_from_pb(a_pod(affinity=b), "pod")
     assert pod.affinity is not None and pod.affinity.node_affinity is not None
     assert pod.affinity.node_affinity.required is None
     assert pod.affinity.pod_affinity is None
@@ -480,21 +482,21 @@ def test_required_node_affinity_presence() -> None:
 
 def test_label_selector_presence() -> None:
     """Unset selector is None (matches nothing); set but empty matches everything."""
-    pod = convert.pod_from_pb(
+    pod = CONVERTER.pod_from_pb(
         a_pod(affinity=anti_affinity_term(topology_key="zone", label_selector=pb.LabelSelector())),
         "pod",
     )
     assert pod.affinity is not None and pod.affinity.pod_anti_affinity is not None
     assert pod.affinity.pod_anti_affinity.required[0].label_selector == model.LabelSelector()
-    pod = convert.pod_from_pb(a_pod(affinity=anti_affinity_term(topology_key="zone")), "pod")
+    pod = CONVERTER.pod_from_pb(a_pod(affinity=anti_affinity_term(topology_key="zone")), "pod")
     assert pod.affinity is not None and pod.affinity.pod_anti_affinity is not None
     assert pod.affinity.pod_anti_affinity.required[0].label_selector is None
 
 
 def test_empty_default_selector_is_none() -> None:
-    pod = convert.pod_from_pb(a_pod(default_selector=pb.LabelSelector()), "pod")
+    pod = CONVERTER.pod_from_pb(a_pod(default_selector=pb.LabelSelector()), "pod")
     assert pod.default_selector is None
-    pod = convert.pod_from_pb(
+    pod = CONVERTER.pod_from_pb(
         a_pod(default_selector=pb.LabelSelector(match_labels={"app": "web"})), "pod"
     )
     assert pod.default_selector == model.LabelSelector(match_labels=(("app", "web"),))
@@ -502,16 +504,16 @@ def test_empty_default_selector_is_none() -> None:
 
 def test_whole_pod_cache_keeps_identity() -> None:
     """Pods equal but for uid/name share the cached conversion and keep their own identity."""
-    convert.clear_caches()
-    a = convert.pod_from_pb(a_pod(uid="a", name="pa"), "pods[0]")
-    b = convert.pod_from_pb(a_pod(uid="b", name="x" * 200), "pods[1]")
+    conv = Converter()  # empty caches
+    a = conv.pod_from_pb(a_pod(uid="a", name="pa"), "pods[0]")
+    b = conv.pod_from_pb(a_pod(uid="b", name="x" * 200), "pods[1]")
     assert (a.uid, a.name, b.uid, b.name) == ("a", "pa", "b", "x" * 200)
     assert a.containers is b.containers
-    c = convert.pod_from_pb(a_pod(uid="c", labels={"app": "db"}), "pods[2]")
+    c = conv.pod_from_pb(a_pod(uid="c", labels={"app": "db"}), "pods[2]")
     assert dict(c.labels) == {"app": "db"}
     nameless = a_pod(uid="d")
     nameless.name = ""
-    d = convert.pod_from_pb(nameless, "pods[3]")
+    d = conv.pod_from_pb(nameless, "pods[3]")
     assert (d.uid, d.name) == ("d", "")
 
 
@@ -583,8 +585,8 @@ def rich_pod() -> pb.Pod:
 
 
 def test_pod_round_trip() -> None:
-    pod = convert.pod_from_pb(rich_pod(), "pod")
-    again = convert.pod_from_pb(to_pb.pod_to_pb(pod), "pod")
+    pod = CONVERTER.pod_from_pb(rich_pod(), "pod")
+    again = CONVERTER.pod_from_pb(to_pb.pod_to_pb(pod), "pod")
     assert again == pod
     assert pod.containers[0].requests["example.com/gpu"] == 1
     assert pod.tolerations[2].toleration_seconds == 30
@@ -593,11 +595,11 @@ def test_pod_round_trip() -> None:
     assert pod.requests == {"cpu": 2000, "hugepages-2Mi": 4 * 1024 * 1024}
     bound = rich_pod()
     bound.node_name = "n1"
-    assert convert.pod_from_pb(bound, "pod").node_name == "n1"
+    assert CONVERTER.pod_from_pb(bound, "pod").node_name == "n1"
 
 
 def test_node_and_namespace_round_trip() -> None:
-    node = convert.node_from_pb(
+    node = CONVERTER.node_from_pb(
         a_node(
             labels={"zone": "a"},
             taints=[pb.Taint(key="k", value="v", effect="NoExecute")],
@@ -607,9 +609,9 @@ def test_node_and_namespace_round_trip() -> None:
         "node",
     )
     assert node.allocatable == {"cpu": 4000, "memory": 32 * 2**30, "pods": 110}
-    assert convert.node_from_pb(to_pb.node_to_pb(node), "node") == node
-    ns = convert.namespace_from_pb(pb.Namespace(name="other", labels={"team": "a"}), "ns")
-    assert convert.namespace_from_pb(to_pb.namespace_to_pb(ns), "ns") == ns
+    assert CONVERTER.node_from_pb(to_pb.node_to_pb(node), "node") == node
+    ns = CONVERTER.namespace_from_pb(pb.Namespace(name="other", labels={"team": "a"}), "ns")
+    assert CONVERTER.namespace_from_pb(to_pb.namespace_to_pb(ns), "ns") == ns
 
 
 def test_quantity_text_round_trips() -> None:
@@ -621,7 +623,7 @@ def test_quantity_text_round_trips() -> None:
 def test_a_container_may_not_request_what_is_not_a_container_resource(name: str) -> None:
     msg = pb.Pod(uid="u", containers=[pb.Container(name="c", requests={name: "1"})])
     with pytest.raises(InvalidArgument) as e:
-        convert.pod_from_pb(msg, "pods[0]")
+        CONVERTER.pod_from_pb(msg, "pods[0]")
     assert e.value.field == f'pods[0].containers[0].requests["{name}"]'
 
 
@@ -629,4 +631,4 @@ def test_a_container_may_not_request_what_is_not_a_container_resource(name: str)
                                   "example.com/gpu"])
 def test_container_resources_kube_accepts_are_accepted(name: str) -> None:
     msg = pb.Pod(uid="u", containers=[pb.Container(name="c", requests={name: "1"})])
-    assert name in convert.pod_from_pb(msg, "pods[0]").containers[0].requests
+    assert name in CONVERTER.pod_from_pb(msg, "pods[0]").containers[0].requests

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from schedsvc import model
-from schedsvc.server import convert
+from schedsvc.server.convert import Converter
 from schedsvc.v1 import schedule_pb2 as pb
 from schedsvc_client.kube import (
     KubeObjectError,
@@ -21,6 +21,8 @@ from schedsvc_client.kube import (
     node_from_kube,
     pod_from_kube,
 )
+
+CONVERTER = Converter()  # one server's conversion and caches, shared by these tests
 
 CONFORMANCE = Path("/work/shared/conformance")
 
@@ -46,10 +48,10 @@ def cases() -> list[dict[str, Any]]:
 def test_every_conformance_object_converts(cases: list[dict[str, Any]]) -> None:
     for case in cases:
         for i, n in enumerate(case["nodes"]):
-            convert.node_from_pb(node_from_kube(n, f"nodes[{i}]"), f"{case['id']}.nodes[{i}]")
+            CONVERTER.node_from_pb(node_from_kube(n, f"nodes[{i}]"), f"{case['id']}.nodes[{i}]")
         pods = [*case["pods"], case["pod"]]
         for i, p in enumerate(pods):
-            convert.pod_from_pb(pod_from_kube(p, f"pods[{i}]"), f"{case['id']}.pods[{i}]")
+            CONVERTER.pod_from_pb(pod_from_kube(p, f"pods[{i}]"), f"{case['id']}.pods[{i}]")
 
 
 def _case(cases: list[dict[str, Any]], case_id: str) -> dict[str, Any]:
@@ -58,21 +60,21 @@ def _case(cases: list[dict[str, Any]], case_id: str) -> dict[str, Any]:
 
 def test_conformance_spot_checks(cases: list[dict[str, Any]]) -> None:
     case = _case(cases, "1-0")
-    n0 = convert.node_from_pb(node_from_kube(case["nodes"][0]), "n")
+    n0 = CONVERTER.node_from_pb(node_from_kube(case["nodes"][0]), "n")
     assert n0.taints == (model.Taint(key="maint", value="", effect="NoExecute"),)
     assert n0.allocatable["cpu"] == 3500 and n0.allocatable["memory"] == 4 * 2**30
     assert n0.images == (
         model.ContainerImage(names=("registry.local/web:1",), size_bytes=80_000_000),
     )
-    n1 = convert.node_from_pb(node_from_kube(case["nodes"][1]), "n")
+    n1 = CONVERTER.node_from_pb(node_from_kube(case["nodes"][1]), "n")
     assert n1.taints == (model.Taint(key="dedicated", value="gpu", effect="NoSchedule"),)
     assert n1.allocatable["example.com/gpu"] == 1
 
-    b0 = convert.pod_from_pb(pod_from_kube(case["pods"][0]), "p")
+    b0 = CONVERTER.pod_from_pb(pod_from_kube(case["pods"][0]), "p")
     assert b0.containers[0].requests["cpu"] == 100  # "0.1"
     assert b0.node_name == "n0"
 
-    pod = convert.pod_from_pb(pod_from_kube(case["pod"]), "p")
+    pod = CONVERTER.pod_from_pb(pod_from_kube(case["pod"]), "p")
     assert pod.uid == "uid-p1-0" and pod.priority == 1000
     assert pod.containers[0].requests == {"cpu": 1000, "memory": 134_000_000}  # "134M"
     assert pod.containers[0].ports == (model.ContainerPort(9090, 9090, "UDP", ""),)
@@ -103,7 +105,7 @@ def _first_pod_with(cases: list[dict[str, Any]], key: str) -> dict[str, Any]:
 def test_conformance_spread_and_affinity_fields(cases: list[dict[str, Any]]) -> None:
     for case in cases:
         for raw in [*case["pods"], case["pod"]]:
-            pod = convert.pod_from_pb(pod_from_kube(raw), "p")
+            pod = CONVERTER.pod_from_pb(pod_from_kube(raw), "p")
             for got, want in zip(
                 pod.topology_spread_constraints,
                 raw["spec"].get("topologySpreadConstraints", []),
@@ -131,7 +133,7 @@ def test_conformance_spread_and_affinity_fields(cases: list[dict[str, Any]]) -> 
                     for r in got_term.label_selector.match_expressions
                 ] == [(e["key"], e["operator"], e.get("values", [])) for e in exprs]
     raw = _first_pod_with(cases, "affinity")
-    assert convert.pod_from_pb(pod_from_kube(raw), "p").affinity is not None
+    assert CONVERTER.pod_from_pb(pod_from_kube(raw), "p").affinity is not None
 
 
 def test_match_fields_and_required_terms(cases: list[dict[str, Any]]) -> None:
@@ -142,7 +144,7 @@ def test_match_fields_and_required_terms(cases: list[dict[str, Any]]) -> None:
         req = na.get("requiredDuringSchedulingIgnoredDuringExecution")
         if req is None:
             continue
-        pod = convert.pod_from_pb(pod_from_kube(raw), "p")
+        pod = CONVERTER.pod_from_pb(pod_from_kube(raw), "p")
         assert pod.affinity is not None and pod.affinity.node_affinity is not None
         terms = pod.affinity.node_affinity.required
         assert terms is not None and len(terms) == len(req["nodeSelectorTerms"])
@@ -190,11 +192,11 @@ metadata: {name: ignored}
 def test_yaml_list_and_multi_document() -> None:
     nodes, pods, namespaces = load_objects(YAML_LIST)
     assert [n.name for n in nodes] == ["n1"]
-    node = convert.node_from_pb(nodes[0], "n")
+    node = CONVERTER.node_from_pb(nodes[0], "n")
     assert node.allocatable == {"cpu": 4000, "memory": 8 * 2**30, "pods": 110}  # from capacity
     assert node.taints == (model.Taint("k", "v", "NoSchedule"),)
     assert node.images == (model.ContainerImage(("img:1",), 1000),)
-    pod = convert.pod_from_pb(pods[0], "p")
+    pod = CONVERTER.pod_from_pb(pods[0], "p")
     assert pod.uid == "shop/web-1"  # a manifest without uid
     assert pod.namespace == "shop" and pod.nominated_node_name == "n1"
     assert pod.containers[0].requests == {"cpu": 500, "memory": 128 * 2**20}
@@ -337,7 +339,7 @@ def test_default_selector_from_service_and_replica_set() -> None:
         _pod(LABELS, RS_OWNER), [SERVICE, OTHER_NS_SERVICE, NOT_MATCHING_SERVICE, REPLICA_SET]
     )
     assert sel is not None
-    got = convert.pod_from_pb(pb.Pod(uid="u", default_selector=sel), "p").default_selector
+    got = CONVERTER.pod_from_pb(pb.Pod(uid="u", default_selector=sel), "p").default_selector
     assert got == model.LabelSelector(
         match_labels=(("app", "web"), ("pod-template-hash", "abc")),
         match_expressions=(model.LabelSelectorRequirement("tier", "In", ("front",)),),

@@ -11,12 +11,14 @@ import pytest
 
 from schedsvc import model
 from schedsvc.errors import InvalidArgument
-from schedsvc.server.convert import pod_from_pb
-from schedsvc.server.convert_preemption import pdb_from_pb, pdb_key
+from schedsvc.server.convert import Converter
+from schedsvc.server.convert_preemption import pdb_key
 from schedsvc.v1 import schedule_pb2 as pb
 from schedsvc_client.kube import KubeObjectError, load_cluster, load_objects, pod_from_kube
 from tests.support import pb_node, pb_pod
 from tests.to_pb import pod_to_pb
+
+CONVERTER = Converter()  # one server's conversion and caches
 
 POD = {
     "kind": "Pod",
@@ -38,11 +40,11 @@ PDB = {
 def test_load_cluster_reads_pods_preemption_fields_and_budgets() -> None:
     kc = load_cluster(json.dumps({"kind": "List", "items": [POD, PDB]}))
     assert len(kc.pods) == 1 and not kc.nodes and not kc.namespaces
-    p = pod_from_pb(kc.pods[0], "pods[0]")
+    p = CONVERTER.pod_from_pb(kc.pods[0], "pods[0]")
     assert p.preemption_policy is model.PreemptionPolicy.NEVER
     assert p.start_time == 1_767_225_600 * 10**9  # 2026-01-01T00:00:00Z
     assert p.terminating_by_preemption
-    (b,) = (pdb_from_pb(x, "b") for x in kc.pod_disruption_budgets)
+    (b,) = (CONVERTER.pdb_from_pb(x, "b") for x in kc.pod_disruption_budgets)
     assert b == model.PodDisruptionBudget(
         "b", "team", model.LabelSelector(match_labels=(("app", "x"),)), 2, frozenset({"w"})
     )
@@ -80,22 +82,24 @@ def test_only_policy_v1_budgets_are_read() -> None:
 
 def test_server_validation_names_the_field() -> None:
     with pytest.raises(InvalidArgument) as e:
-        pod_from_pb(pb.Pod(uid="a", preemption_policy="Maybe"), "pods[3]")
+        CONVERTER.pod_from_pb(pb.Pod(uid="a", preemption_policy="Maybe"), "pods[3]")
     assert e.value.field == "pods[3].preemption_policy"
     with pytest.raises(InvalidArgument) as e:
-        pdb_from_pb(pb.PodDisruptionBudget(), "upsert_pod_disruption_budgets[0]")
+        CONVERTER.pdb_from_pb(pb.PodDisruptionBudget(), "upsert_pod_disruption_budgets[0]")
     assert e.value.field == "upsert_pod_disruption_budgets[0].name"
     with pytest.raises(InvalidArgument) as e:
         pdb_key("nope", "remove_pod_disruption_budgets[1]")
     assert e.value.field == "remove_pod_disruption_budgets[1]"
     # an empty selector selects nothing here, as kube's preemption skips it
-    empty = pdb_from_pb(pb.PodDisruptionBudget(name="b", selector=pb.LabelSelector()), "b")
+    empty = CONVERTER.pdb_from_pb(
+        pb.PodDisruptionBudget(name="b", selector=pb.LabelSelector()), "b"
+    )
     assert empty.selector is None and empty.namespace == "default"
 
 
 def test_pod_fields_round_trip() -> None:
-    p = pod_from_pb(pod_from_kube(POD), "p")
-    assert pod_from_pb(pod_to_pb(p), "p") == p
+    p = CONVERTER.pod_from_pb(pod_from_kube(POD), "p")
+    assert CONVERTER.pod_from_pb(pod_to_pb(p), "p") == p
 
 
 def test_a_preempting_pod_through_grpc(stub: Any) -> None:

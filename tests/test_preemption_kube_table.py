@@ -27,9 +27,10 @@ from schedsvc.engine.runtime import Rejection
 from schedsvc.engine.scheduler import Engine, SnapshotUpdate
 from schedsvc.framework import Code
 from schedsvc.framework.podinfo import pod_info
-from schedsvc.server.convert import node_from_pb, pod_from_pb
-from schedsvc.server.convert_preemption import pdb_from_pb
+from schedsvc.server.convert import Converter
 from schedsvc_client.kube import load_cluster, pod_from_kube
+
+CONVERTER = Converter()  # one server's conversion and caches
 
 DATA = json.loads(
     (Path(__file__).parent / "data" / "kube_preemption_table.json").read_text(encoding="utf-8")
@@ -49,12 +50,14 @@ def _run(case: dict[str, Any]) -> PreemptionResult:
         cluster = engine.cluster("t")
         cluster.update(SnapshotUpdate(
             replace=True,
-            upsert_nodes=[node_from_pb(n, "n") for n in kc.nodes],
-            upsert_pods=[pod_from_pb(p, "p") for p in kc.pods],
-            upsert_pod_disruption_budgets=[pdb_from_pb(b, "b") for b in kc.pod_disruption_budgets],
+            upsert_nodes=[CONVERTER.node_from_pb(n, "n") for n in kc.nodes],
+            upsert_pods=[CONVERTER.pod_from_pb(p, "p") for p in kc.pods],
+            upsert_pod_disruption_budgets=[
+                CONVERTER.pdb_from_pb(b, "b") for b in kc.pod_disruption_budgets
+            ],
         ))
         snap = cluster.snapshot
-        pod = pod_from_pb(pod_from_kube(case["pod"]), "pod")
+        pod = CONVERTER.pod_from_pb(pod_from_kube(case["pod"]), "pod")
         fw = engine.frameworks[pod.scheduler_name]
         info = pod_info(pod)
         cs = fw.run_pre_filter(info, snap)

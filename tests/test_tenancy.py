@@ -7,7 +7,6 @@ per-cluster metric series are capped.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import grpc
@@ -20,7 +19,6 @@ from schedsvc.config import default_config
 from schedsvc.engine.scheduler import Engine, SnapshotUpdate
 from schedsvc.model import Node
 from schedsvc.observability.metrics import ClusterCollector
-from schedsvc.server import convert
 from schedsvc.server.servicer import Limits
 from schedsvc.v1 import schedule_pb2 as pb
 from tests.support import WAIT, Servers, pb_node, pb_pod
@@ -98,16 +96,8 @@ def test_every_repeated_request_field_has_a_count_limit(servers: Servers, field:
     stub.UpdateSnapshot(pb.UpdateSnapshotRequest(**{field: items[field][:3]}), timeout=WAIT)
 
 
-@pytest.fixture()
-def small_item_limit() -> Iterator[None]:
-    old = convert.item_limit.max_items
-    convert.item_limit.max_items = 4
-    yield
-    convert.item_limit.max_items = old
-
-
-def test_lists_inside_objects_have_a_count_limit(servers: Servers, small_item_limit: None) -> None:
-    _, stub, _ = servers.start()
+def test_lists_inside_objects_have_a_count_limit(servers: Servers) -> None:
+    _, stub, _ = servers.start(limits=Limits(max_items_per_field=4))
     pod = pb_pod("p")
     pod.tolerations.extend(pb.Toleration(key=f"k{i}", operator="Exists") for i in range(5))
     err = _refused(stub.Schedule, pb.ScheduleRequest(pods=[pod], dry_run=True))

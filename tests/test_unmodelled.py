@@ -16,10 +16,12 @@ from typing import Any
 
 import pytest
 
-from schedsvc.server import convert
+from schedsvc.server.convert import Converter
 from schedsvc_client.kube import KubeObjectError, load_objects, pod_from_kube
 from schedsvc_client.load import main
 from schedsvc_client.unmodelled import LoadReport, UnmodelledFieldWarning
+
+CONVERTER = Converter()  # one server's conversion and caches, shared by these tests
 
 
 def client_pod(name: str = "web-0", **spec: Any) -> dict[str, Any]:
@@ -174,7 +176,7 @@ def test_lenient_mode_reports_the_field_per_count(field: str) -> None:
     assert (entry.count, entry.pods, entry.first) == (2, 2, path)
     assert f"ignored {field}: 2 time(s) in 2 pod(s)" in report.render()
     for i, p in enumerate(pods):  # what is scheduled is what the server accepts
-        convert.pod_from_pb(p, f"pods[{i}]")
+        CONVERTER.pod_from_pb(p, f"pods[{i}]")
 
 
 def test_lenient_mode_without_a_report_warns() -> None:
@@ -255,7 +257,7 @@ def test_sidecars_and_pod_level_resources_are_carried() -> None:
     # to the containers' aggregate: cpu max(250m + 100m, 1 + 100m) = 1100m, memory
     # 64Mi + 1Gi = 1088Mi (= 1140850688 bytes).
     requests = {k: v for k, v in p.resources.requests.items()}
-    domain = convert.pod_from_pb(p, "pod")
+    domain = CONVERTER.pod_from_pb(p, "pod")
     assert domain.requests == {"cpu": 1100, "memory": 1088 * 1024 * 1024}, requests
 
 

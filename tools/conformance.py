@@ -30,7 +30,9 @@ from schedsvc.config import SchedulerConfig, parse_config
 from schedsvc.engine.explain import Explanation
 from schedsvc.engine.scheduler import Engine, SnapshotUpdate
 from schedsvc.model import Outcome
-from schedsvc.server.convert import namespace_from_pb, node_from_pb, pod_from_pb
+from schedsvc.server.convert import Converter
+
+CONVERTER = Converter()  # one server's conversion and caches
 
 __all__ = [
     "CaseResult",
@@ -144,13 +146,14 @@ def _to_domain(case: Mapping[str, Any]) -> tuple[SnapshotUpdate, Any]:
     return (
         SnapshotUpdate(
             replace=True,
-            upsert_nodes=[node_from_pb(n, f"nodes[{i}]") for i, n in enumerate(nodes)],
-            upsert_pods=[pod_from_pb(p, f"pods[{i}]") for i, p in enumerate(pods)],
+            upsert_nodes=[CONVERTER.node_from_pb(n, f"nodes[{i}]") for i, n in enumerate(nodes)],
+            upsert_pods=[CONVERTER.pod_from_pb(p, f"pods[{i}]") for i, p in enumerate(pods)],
             upsert_namespaces=[
-                namespace_from_pb(ns, f"namespaces[{i}]") for i, ns in enumerate(namespaces)
+                CONVERTER.namespace_from_pb(ns, f"namespaces[{i}]")
+                for i, ns in enumerate(namespaces)
             ],
         ),
-        pod_from_pb(pod, "pod"),
+        CONVERTER.pod_from_pb(pod, "pod"),
     )
 
 
@@ -185,7 +188,6 @@ def run_preemption_case(case: Mapping[str, Any]) -> CaseResult:
     """A preemption.jsonl.gz case, read as a user reads a cluster (one `kind: List` through
     the client's load_cluster): the node verdicts as in run_case, then, when nothing fits,
     every candidate with its victims, the nominated node and the message with its suffix."""
-    from schedsvc.server.convert_preemption import pdb_from_pb
     from schedsvc_client.kube import load_cluster, pod_from_kube
 
     res = CaseResult(case["id"])
@@ -203,13 +205,14 @@ def run_preemption_case(case: Mapping[str, Any]) -> CaseResult:
         kc = load_cluster(json.dumps(listing))
         upd = SnapshotUpdate(
             replace=True,
-            upsert_nodes=[node_from_pb(n, f"nodes[{i}]") for i, n in enumerate(kc.nodes)],
-            upsert_pods=[pod_from_pb(p, f"pods[{i}]") for i, p in enumerate(kc.pods)],
+            upsert_nodes=[CONVERTER.node_from_pb(n, f"nodes[{i}]") for i, n in enumerate(kc.nodes)],
+            upsert_pods=[CONVERTER.pod_from_pb(p, f"pods[{i}]") for i, p in enumerate(kc.pods)],
             upsert_pod_disruption_budgets=[
-                pdb_from_pb(b, f"pdbs[{i}]") for i, b in enumerate(kc.pod_disruption_budgets)
+                CONVERTER.pdb_from_pb(b, f"pdbs[{i}]")
+                for i, b in enumerate(kc.pod_disruption_budgets)
             ],
         )
-        pod = pod_from_pb(pod_from_kube(case["pod"]), "pod")
+        pod = CONVERTER.pod_from_pb(pod_from_kube(case["pod"]), "pod")
         cluster = engine.cluster("conformance")
         cluster.update(upd)
         ex = cluster.explain(pod)

@@ -17,7 +17,6 @@ from .errors import ConfigError
 from .observability.setup import setup_observability, tracing_requested
 from .server.app import Server, ServerOptions
 from .server.auth import TokenAuthInterceptor, load_tokens
-from .server.convert import item_limit
 from .server.counts import DEFAULT_MAX_ITEMS
 from .server.servicer import Limits
 from .server.tls import server_credentials
@@ -208,7 +207,6 @@ def serve(args: argparse.Namespace) -> int:
         observer=obs.observer,
         max_clusters=args.max_clusters,
     )
-    item_limit.max_items = args.max_items_per_field
     obs.attach(engine)
     if obs.metrics_port is not None:
         print(f"schedsvc metrics on port {obs.metrics_port}", flush=True)
@@ -226,6 +224,7 @@ def serve(args: argparse.Namespace) -> int:
             max_streams=args.max_streams,
             max_streams_per_cluster=args.max_streams_per_cluster,
             max_in_flight=args.max_in_flight,
+            max_items_per_field=args.max_items_per_field,
         ),
         interceptors=(*obs.interceptors, *security[0]),
         credentials=security[1],

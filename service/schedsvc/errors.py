@@ -3,7 +3,6 @@
 SchedsvcError
 ├── InvalidArgument        a request field is malformed (the request changes nothing)
 ├── FailedPrecondition     expected generation/epoch mismatch: the client must resync
-├── NotFound               an unknown cluster where one must exist
 ├── ResourceExhausted      a limit or queue is full: retry later
 └── ConfigError            a KubeSchedulerConfiguration we cannot honour (start-up)
 """
@@ -14,7 +13,6 @@ __all__ = [
     "SchedsvcError",
     "InvalidArgument",
     "FailedPrecondition",
-    "NotFound",
     "ResourceExhausted",
     "ConfigError",
 ]
@@ -32,10 +30,6 @@ class InvalidArgument(SchedsvcError):
 
 
 class FailedPrecondition(SchedsvcError):
-    pass
-
-
-class NotFound(SchedsvcError):
     pass
 
 

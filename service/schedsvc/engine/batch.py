@@ -54,6 +54,9 @@ class FlushReason(StrEnum):
     POD_NOT_BATCHABLE = "pod_not_batchable"
     # ours: an UpdateSnapshot may have changed any node, so cached scores are no longer exact
     SNAPSHOT_CHANGED = "snapshot_changed"
+    # ours: a node change left the visiting order other than "rows ascending, rotated", which
+    # ScoreCache keys its rows by (a cache built under such an order is a WindowCache)
+    VISITING_ORDER = "visiting_order"
 
 
 class BatchAttempt(StrEnum):
@@ -211,6 +214,9 @@ class OpportunisticBatch:
             return False
         if isinstance(st, WindowCache):
             return self._window_compatible(info, snap, cs, st, row)
+        if not snap.order_ascending:  # nodes changed the order out of the ScoreCache's keys
+            self._flush(FlushReason.VISITING_ORDER)
+            return False
         if to_find < len(snap.order):
             # nodes were added: the cycle now samples, which this cache cannot stand for
             self._flush(FlushReason.NODE_NOT_FULL)
@@ -384,7 +390,10 @@ class OpportunisticBatch:
         if cs.record_plugin_metrics:  # a sampled cycle's state would time the hints' filters
             cs = dataclasses.replace(cs, record_plugin_metrics=False)
         self._run = RunMemo(sig, snap.generation, cs)
-        if complete and not full:
+        if complete and not full and snap.order_ascending:
+            # ScoreCache keys its rows as "rows ascending, rotated"; any other visiting order
+            # (zones added zone by zone, a reused row) takes the WindowCache, which keys by
+            # position
             self.state = ScoreCache.new(
                 self.fw, info, sig, feasible, sr.raw, sr.states, sr.skipped, self.clock(),
                 start_row,

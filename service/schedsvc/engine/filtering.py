@@ -35,8 +35,8 @@ MIN_FEASIBLE_NODES_TO_FIND = 100
 MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5
 # A thread hand-off costs more than numpy saves until pieces are very large: on 2 cores at
 # 5000 nodes, 2048-row pieces on the pool ran at 1050 pods/s against 2386 inline, and at 15000
-# nodes 7500-row pieces at 380 against 937 (bench/filter_pieces.py). Pieces below this size
-# run inline, in visiting order.
+# nodes 7500-row pieces at 380 against 937 (a one-off measurement; no script kept). Pieces
+# below this size run inline, in visiting order.
 THREAD_PIECE_MIN_ROWS = 32768
 # Inline pieces when sampling: small enough to stop early, large enough to amortize numpy.
 INLINE_PIECE_MIN_ROWS = 1024
@@ -75,12 +75,6 @@ class Diagnosis:
             r = absent_reason(self.absent_plugins)
             counts[r] = counts.get(r, 0) + len(self.absent_rows)
         return counts
-
-    def unschedulable_plugins(self) -> set[str]:
-        out = {rej.plugin for rej in self.rejections}
-        if self.absent_rows is not None and len(self.absent_rows):
-            out.update(self.absent_plugins)
-        return out
 
     def per_row(self) -> dict[int, tuple[str, list[str]]]:
         """row -> (first rejecting plugin, its reasons); for Explain, not the hot path."""

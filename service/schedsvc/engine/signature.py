@@ -8,6 +8,7 @@ makes every pod unsignable (kube's SignPod).
 from __future__ import annotations
 
 import dataclasses
+import operator
 from typing import Any
 
 from ..framework.podinfo import PodInfo
@@ -23,6 +24,7 @@ Signed = tuple[bytes | None, bool]
 _SIGNED_FIELDS = tuple(
     f.name for f in dataclasses.fields(Pod) if f.name not in ("uid", "name", "shape")
 )
+_signed_values = operator.attrgetter(*_SIGNED_FIELDS)  # a tuple: there are many fields
 _MEMO_MAX = 1024
 # bytes of signatures the memo may hold (a signature carries the pod's names: images, labels,
 # ...; the fields it keeps alive are about as big), so huge dry-run pods cannot pin memory
@@ -77,7 +79,7 @@ class PodSigner:
         return result
 
     def _sign_fields(self, info: PodInfo) -> Signed:
-        fields = tuple(getattr(info.pod, f) for f in _SIGNED_FIELDS)
+        fields: tuple[Any, ...] = _signed_values(info.pod)
         key = tuple(map(id, fields))
         hit = self._memo.get(key)
         if hit is not None and all(a is b for a, b in zip(hit[0], fields, strict=True)):

@@ -244,9 +244,6 @@ class AffinityIndex:
     def for_snapshot(cls, snap: Snapshot) -> AffinityIndex:
         """The index registered on `snap`, registering (and filling) one the first time."""
         return snap.listener_of(cls, lambda: cls())
-        index = cls()
-        snap.add_listener(index)
-        return index
 
     # ---- PodListener -------------------------------------------------------------------------
     def grow(self, capacity: int) -> None:
@@ -316,11 +313,3 @@ class AffinityIndex:
         while len(self._selectors) > self._max_selectors:
             self._selectors.popitem(last=False)
         return arr
-
-    @property
-    def num_pods(self) -> int:
-        return len(self._pods)
-
-    @property
-    def num_selectors(self) -> int:
-        return len(self._selectors)

@@ -48,9 +48,6 @@ class SelectorCounts:
     def for_snapshot(cls, snap: Snapshot) -> SelectorCounts:
         """The index registered on `snap`, registering one the first time."""
         return snap.listener_of(cls, lambda: cls(snap))
-        index = cls(snap)
-        snap.add_listener(index)
-        return index
 
     def __len__(self) -> int:
         return len(self._lru)

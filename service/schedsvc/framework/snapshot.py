@@ -2,7 +2,8 @@
 
 Rows never move: a removed node leaves a free row that the next new node reuses, so anything
 indexed by row (plugin caches, pod-count indexes) stays valid across updates. `alive` marks the
-rows in use; `order` lists them in the fixed visiting order of the filter stage.
+rows in use; `order` lists them in kube's visiting order (the node tree's, framework/node_tree.py:
+zones interleaved), and `position` maps a row to its place there.
 
 Two generation counters let caches invalidate cheaply: `generation` moves on every change,
 `static_generation` only when what static filters read (the node set, labels, taints,
@@ -15,10 +16,7 @@ scheduled or explained, and every use is counted so `compact` can drop the dead 
 
 from __future__ import annotations
 
-import dataclasses
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass
-from typing import Protocol, TypeVar
+from collections.abc import Iterable
 
 import numpy as np
 import numpy.typing as npt
@@ -30,12 +28,13 @@ from ..model import (
     PODS,
     Namespace,
     Node,
-    Pod,
     PodDisruptionBudget,
     Taint,
 )
 from .interning import LabelColumn, kept_columns, worth_compacting
-from .podinfo import PodInfo, pod_info
+from .node_tree import NodeTree, zone_key
+from .pod_record import NominatedKey, PodListener, PodRecord
+from .snapshot_pods import SnapshotPods
 
 __all__ = [
     "Snapshot",
@@ -62,47 +61,7 @@ def normalized_image_name(name: str) -> str:
     return name
 
 
-@dataclass(frozen=True, slots=True)
-class NominatedKey:
-    """The key of a nominated pod counted on its node for a two-pass filter. It is not a str,
-    so it can never equal a pod uid a client sends."""
-
-    uid: str
-
-
-@dataclass(slots=True)
-class PodRecord:
-    """A pod the cluster holds: bound or assumed on `node_name`, or only nominated."""
-
-    info: PodInfo
-    node_name: str  # "" for a pod that is only nominated
-    assumed: bool  # placed by us, not (yet) confirmed by the client
-    nominated_node_name: str = ""
-    # set on the temporary record of a nominated pod counted for a two-pass filter
-    temporary: NominatedKey | None = None
-
-    @property
-    def pod(self) -> Pod:
-        return self.info.pod
-
-    @property
-    def key(self) -> str | NominatedKey:
-        """What indexes key this record by: the uid, or the temporary's own key."""
-        return self.temporary if self.temporary is not None else self.info.pod.uid
-
-
-class PodListener(Protocol):
-    """An incremental index over the pods on nodes (counts per selector, affinity terms)."""
-
-    def pod_added(self, rec: PodRecord, row: int) -> None: ...
-    def pod_removed(self, rec: PodRecord, row: int) -> None: ...
-    def grow(self, capacity: int) -> None: ...
-
-
-_L = TypeVar("_L", bound=PodListener)
-
-
-class Snapshot:
+class Snapshot(SnapshotPods):
     """A cluster's nodes and pods. Mutated only under the cluster lock, between cycles."""
 
     def __init__(self, capacity: int = 64) -> None:
@@ -114,7 +73,10 @@ class Snapshot:
         self.index: dict[str, int] = {}
         self.nodes: list[Node | None] = []
         self.alive = np.zeros(capacity, dtype=np.bool_)
+        self.tree = NodeTree()
         self._order: npt.NDArray[np.intp] | None = np.zeros(0, dtype=np.intp)
+        self._position: npt.NDArray[np.intp] | None = None
+        self._ascending = True
         self.resource_index: dict[str, int] = {r: i for i, r in enumerate(_BASE_RESOURCES)}
         self.resource_names: list[str] = list(_BASE_RESOURCES)
         # per column: nodes whose allocatable names it + held pods requesting it
@@ -150,10 +112,31 @@ class Snapshot:
 
     @property
     def order(self) -> npt.NDArray[np.intp]:
-        """Alive rows in visiting order (row order); recomputed only when the node set changes."""
+        """Alive rows in visiting order, kube's node tree list(). Rebuilt, as kube rebuilds its
+        snapshot's node list, only when a node was added or removed: a node whose zone changed
+        moves in the tree at once but in the list at the next rebuild."""
         if self._order is None:
-            self._order = np.flatnonzero(self.alive[: self.n_rows]).astype(np.intp)
+            order = self.tree.order(np.flatnonzero(self.alive[: self.n_rows]).astype(np.intp))
+            self._order, self._position = order, None
+            self._ascending = bool((order[1:] > order[:-1]).all())
         return self._order
+
+    @property
+    def order_ascending(self) -> bool:
+        """Whether the visiting order is the rows ascending (one zone, or nodes added zone by
+        zone in turn, and no row reused out of turn)."""
+        self.order  # noqa: B018 - rebuilds the flag with the order
+        return self._ascending
+
+    @property
+    def position(self) -> npt.NDArray[np.intp]:
+        """Row -> its index in `order` (-1 for a free row); rows beyond it are free too."""
+        order = self.order
+        if self._position is None:
+            pos = np.full(self.n_rows, -1, dtype=np.intp)
+            pos[order] = np.arange(len(order), dtype=np.intp)
+            self._position = pos
+        return self._position
 
     def node(self, row: int) -> Node:
         n = self.nodes[row]
@@ -168,9 +151,6 @@ class Snapshot:
 
     def resource_col(self, resource: str) -> int | None:
         return self.resource_index.get(resource)
-
-    def label_column(self, key: str) -> LabelColumn | None:
-        return self.labels.get(key)
 
     def namespace_labels(self, name: str) -> dict[str, str]:
         ns = self.namespaces.get(name)
@@ -248,9 +228,11 @@ class Snapshot:
                 self.pods_on_row.append({})
             self.index[node.name] = row
             self.alive[row] = True
+            self.tree.add(row, zone_key(node.labels))
             self._order = None
         else:
             self._clear_static(row)
+            self.tree.update(row, zone_key(node.labels))
         self.nodes[row] = node
         self._write_static(row, node)
         self.generation += 1
@@ -325,136 +307,10 @@ class Snapshot:
         self.requested[row, :] = 0
         self.nonzero_requested[row, :] = 0
         self.free_rows.append(row)
+        self.tree.remove(row)
         self._order = None
         self.generation += 1
         self.static_generation += 1
-
-    # ---- pods ----------------------------------------------------------------------------
-    def add_pod(
-        self, pod: Pod, node_name: str, assumed: bool = False, info: PodInfo | None = None
-    ) -> PodRecord:
-        """Account `pod` on `node_name` (bound or assumed). The caller checked the node exists.
-
-        `info`, when the caller has it, is the PodInfo of the same pod (requests do not depend
-        on node_name), which saves computing it again."""
-        if pod.uid in self.pods or pod.uid in self.nominated:
-            self.remove_pod(pod.uid)
-        row = self.index[node_name]
-        if info is None or info.pod.uid != pod.uid:
-            info = pod_info(pod)
-        elif info.pod is not pod:
-            info = info.for_pod(pod)
-        rec = PodRecord(info=info, node_name=node_name, assumed=assumed)
-        self._account(rec, row, +1)
-        self.pods[pod.uid] = rec
-        self.pods_on_row[row][pod.uid] = rec
-        for listener in self.listeners:
-            listener.pod_added(rec, row)
-        self.generation += 1
-        return rec
-
-    def add_nominated(self, pod: Pod, info: PodInfo | None = None) -> None:
-        """A pending pod nominated to a node: counted only in the filter stage's first pass.
-        Its resource names are counted here, so its two-pass temporaries add no column."""
-        if pod.uid in self.pods or pod.uid in self.nominated:
-            self.remove_pod(pod.uid)
-        rec = PodRecord(
-            info=info if info is not None and info.pod is pod else pod_info(pod),
-            node_name="", assumed=False,
-            nominated_node_name=pod.nominated_node_name,
-        )
-        for res in rec.info.requests:
-            self._ref_resource(res, +1)
-        self.nominated[pod.uid] = rec
-        self.generation += 1
-
-    def remove_pod(self, uid: str) -> PodRecord | None:
-        rec = self.nominated.pop(uid, None)
-        if rec is not None:
-            for res in rec.info.requests:
-                self.resource_refs[self.resource_index[res]] -= 1
-            self.generation += 1
-            return rec
-        rec = self.pods.pop(uid, None)
-        if rec is None:
-            return None
-        row = self.index[rec.node_name]
-        del self.pods_on_row[row][uid]
-        self._account(rec, row, -1)
-        for listener in self.listeners:
-            listener.pod_removed(rec, row)
-        self.generation += 1
-        return rec
-
-    def add_temporary(self, nominated: PodRecord, node_name: str) -> PodRecord:
-        """Count a nominated pod on `node_name` for a two-pass filter, keyed by a NominatedKey:
-        usage and indexes see it, the uid-keyed pod tables do not, so it cannot touch a pod
-        a client sent, whatever that pod's uid. Undo with remove_temporary."""
-        pod = dataclasses.replace(nominated.pod, node_name=node_name, shape=None)
-        rec = PodRecord(
-            info=nominated.info.for_pod(pod), node_name=node_name, assumed=False,
-            temporary=NominatedKey(pod.uid),
-        )
-        row = self.index[node_name]
-        self._account(rec, row, +1)
-        for listener in self.listeners:
-            listener.pod_added(rec, row)
-        self.generation += 1
-        return rec
-
-    def remove_temporary(self, rec: PodRecord) -> None:
-        row = self.index[rec.node_name]
-        self._account(rec, row, -1)
-        for listener in self.listeners:
-            listener.pod_removed(rec, row)
-        self.generation += 1
-
-    def _account(self, rec: PodRecord, row: int, sign: int) -> None:
-        info = rec.info
-        for res, qty in info.requests.items():
-            col = self._ref_resource(res, sign)
-            self.requested[row, col] += sign * qty
-        self.requested[row, 3] += sign  # pods
-        self.nonzero_requested[row, 0] += sign * info.nonzero_cpu
-        self.nonzero_requested[row, 1] += sign * info.nonzero_memory
-        for protocol, port, ip in info.host_ports:  # app containers' and sidecars'
-            self._use_host_port(protocol, port, ip, row, sign)
-
-    def _use_host_port(self, protocol: str, port: int, ip: str, row: int, sign: int) -> None:
-        """Count a pod's use of a host port on a row; an (ip, port) no pod uses is dropped."""
-        key = (protocol, port)
-        ips = self.host_ports.setdefault(key, {})
-        arr = ips.get(ip)
-        if arr is None:
-            arr = np.zeros(self.capacity, dtype=np.int32)
-            ips[ip] = arr
-        arr[row] += sign
-        use = (protocol, port, ip)
-        left = self._host_port_uses.get(use, 0) + sign
-        if left:
-            self._host_port_uses[use] = left
-            return
-        del self._host_port_uses[use]
-        del ips[ip]
-        if not ips:
-            del self.host_ports[key]
-
-    def listener_of(self, kind: type[_L], make: Callable[[], _L]) -> _L:
-        """The index of `kind` registered here, registering (and filling) `make()` the first
-        time: one index per snapshot, built when a plugin first needs it."""
-        for listener in self.listeners:
-            if isinstance(listener, kind):
-                return listener
-        new = make()
-        self.add_listener(new)
-        return new
-
-    def add_listener(self, listener: PodListener) -> None:
-        """Register an index and replay the pods already held into it."""
-        self.listeners.append(listener)
-        listener.grow(self.capacity)
-        for rec in self.pods.values():
-            listener.pod_added(rec, self.index[rec.node_name])
 
     def upsert_namespace(self, ns: Namespace) -> None:
         self.namespaces[ns.name] = ns
@@ -506,14 +362,3 @@ class Snapshot:
         self.taint_list = [self.taint_list[t] for t in keep]
         self.taint_refs = [self.taint_refs[t] for t in keep]
         self.taint_ids = {t: i for i, t in enumerate(self.taint_list)}
-
-    def interned(self) -> dict[str, int]:
-        """How many names of each kind are interned (live or dead): what compaction bounds."""
-        return {
-            "resources": len(self.resource_names),
-            "taints": len(self.taint_list),
-            "label_keys": len(self.labels),
-            "label_values": sum(len(c.vocab) for c in self.labels.values()),
-            "images": len(self.image_rows),
-            "host_ports": len(self._host_port_uses),
-        }

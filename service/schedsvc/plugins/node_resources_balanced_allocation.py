@@ -23,12 +23,11 @@ from .resource_scoring import (
     DEFAULT_RESOURCES,
     ResourceSpec,
     balanced_allocation,
-    balanced_allocation_one,
     gather,
-    gather_one,
     parse_resources,
     reject_unknown_keys,
 )
+from .resource_scoring_one import balanced_allocation_one, gather_one
 
 __all__ = ["NAME", "NodeResourcesBalancedAllocationArgs", "NodeResourcesBalancedAllocation", "new"]
 

@@ -27,16 +27,18 @@ from .resource_scoring import (
     ResourceSpec,
     encode_requests,
     gather,
-    gather_one,
     is_extended_resource_name,
     is_scalar_resource_name,
     least_allocated,
-    least_allocated_one,
     most_allocated,
-    most_allocated_one,
     parse_resources,
     reject_unknown_keys,
     requested_to_capacity_ratio,
+)
+from .resource_scoring_one import (
+    gather_one,
+    least_allocated_one,
+    most_allocated_one,
     requested_to_capacity_ratio_one,
 )
 

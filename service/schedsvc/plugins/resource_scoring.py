@@ -9,7 +9,6 @@ where kube skips the resource), and each scorer maps those to one int64 score pe
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -40,8 +39,6 @@ __all__ = [
     "balanced_allocation",
     "encode_requests",
 ]
-
-FloatArray = npt.NDArray[np.float64]
 
 # kube's config.MaxCustomPriorityScore: shape scores are 0..10, scaled to MaxNodeScore.
 MAX_CUSTOM_PRIORITY_SCORE = 10
@@ -306,113 +303,6 @@ def balanced_allocation(alloc: IntArray, req: IntArray) -> IntArray:
             std = np.where(many, np.sqrt(acc / np.maximum(count, 1)), std)
     out: IntArray = ((1 - std) * float(MAX_NODE_SCORE)).astype(np.int64)
     return out
-
-
-# ---- one row ---------------------------------------------------------------------------------
-# Batching rescores one node per hint, where numpy's per-call cost dominates. These are the same
-# formulas on Python ints (floats converted as Go and numpy convert them), checked against the
-# vectorized kernels on random clusters in tests/plugins/test_resource_scoring_one_row.py.
-
-
-def gather_one(
-    snap: Snapshot,
-    row: int,
-    specs: Sequence[ResourceSpec],
-    pod_requests: Sequence[int],
-    use_requested: bool,
-) -> tuple[list[int], list[int]]:
-    """gather() for a single row: (allocatable, requested) per scored resource."""
-    # one row of each column block as Python ints: indexing numpy element by element costs more
-    allocatable = snap.allocatable[row].tolist()
-    requested = snap.requested[row].tolist()
-    nonzero = snap.nonzero_requested[row].tolist() if not use_requested else []
-    index = snap.resource_index
-    alloc: list[int] = []
-    req: list[int] = []
-    for spec, pod_req in zip(specs, pod_requests, strict=True):
-        name = spec.name
-        a = used = 0
-        if name in (CPU, MEMORY):
-            j = 0 if name == CPU else 1
-            a = allocatable[j]
-            used = requested[index[name]] if use_requested else nonzero[j]
-        elif name == EPHEMERAL_STORAGE:
-            col = index[EPHEMERAL_STORAGE]
-            a, used = allocatable[col], requested[col]
-        elif is_scalar_resource_name(name) and pod_req != 0:
-            scol = index.get(name)
-            if scol is not None:
-                a, used = allocatable[scol], requested[scol]
-        alloc.append(a)
-        req.append(used + pod_req if a != 0 else 0)
-    return alloc, req
-
-
-def _mean_floor_one(per: list[int], counted: list[bool], weights: Sequence[int]) -> int:
-    total = sum(p * w for p, c, w in zip(per, counted, weights, strict=True) if c)
-    wsum = sum(w for c, w in zip(counted, weights, strict=True) if c)
-    return total // wsum if wsum > 0 else 0
-
-
-def least_allocated_one(alloc: list[int], req: list[int], weights: Sequence[int]) -> int:
-    per = [
-        0 if r > a or a == 0 else (a - r) * MAX_NODE_SCORE // a
-        for a, r in zip(alloc, req, strict=True)
-    ]
-    return _mean_floor_one(per, [a != 0 for a in alloc], weights)
-
-
-def most_allocated_one(alloc: list[int], req: list[int], weights: Sequence[int]) -> int:
-    per = [min(r, a) * MAX_NODE_SCORE // a if a else 0 for a, r in zip(alloc, req, strict=True)]
-    return _mean_floor_one(per, [a != 0 for a in alloc], weights)
-
-
-def _broken_linear_one(p: int, utilization: Sequence[int], score: Sequence[int]) -> int:
-    k = next((i for i, u in enumerate(utilization) if p <= u), len(utilization))
-    if k >= len(utilization):
-        return score[-1]
-    if k == 0:
-        return score[0]
-    num = (score[k] - score[k - 1]) * (p - utilization[k - 1])
-    den = utilization[k] - utilization[k - 1]
-    q = abs(num) // den
-    return score[k - 1] + (-q if num < 0 else q)
-
-
-def requested_to_capacity_ratio_one(
-    alloc: list[int],
-    req: list[int],
-    weights: Sequence[int],
-    utilization: Sequence[int],
-    score: Sequence[int],
-) -> int:
-    total = wsum = 0
-    for a, r, w in zip(alloc, req, weights, strict=True):
-        if a == 0:
-            continue
-        util = MAX_UTILIZATION if r > a else r * MAX_UTILIZATION // a
-        per = _broken_linear_one(util, utilization, score)
-        if per > 0:
-            total += per * w
-            wsum += w
-    return (2 * total + wsum) // (2 * wsum) if wsum > 0 else 0
-
-
-def balanced_allocation_one(alloc: list[int], req: list[int]) -> int:
-    fracs = [min(float(r) / float(a), 1.0) for a, r in zip(alloc, req, strict=True) if a != 0]
-    std = 0.0
-    if len(fracs) == 2:
-        std = abs((fracs[0] - fracs[1]) / 2)
-    elif len(fracs) > 2:
-        total = 0.0
-        for f in fracs:  # resource order, as kube accumulates
-            total += f
-        mean = total / len(fracs)
-        acc = 0.0
-        for f in fracs:
-            acc += (f - mean) * (f - mean)
-        std = math.sqrt(acc / len(fracs))
-    return int((1 - std) * float(MAX_NODE_SCORE))
 
 
 def encode_requests(requests: Mapping[str, int]) -> bytes:

@@ -216,10 +216,6 @@ class RequiredNodeAffinity:
     node_selector: tuple[tuple[str, str], ...]  # sorted; empty = no nodeSelector
     affinity: NodeSelector | None  # None = no required node affinity
 
-    @property
-    def is_trivial(self) -> bool:
-        return not self.node_selector and self.affinity is None
-
     def mask(self, snap: Snapshot, rows: Rows) -> BoolArray:
         out = label_set_mask(self.node_selector, snap, rows)
         if self.affinity is not None:

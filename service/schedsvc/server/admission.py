@@ -202,7 +202,18 @@ def _checked(handler: grpc.RpcMethodHandler) -> grpc.RpcMethodHandler:
 
 
 class MalformedRequestInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
-    """Undecodable request bytes -> INVALID_ARGUMENT, for every service on the server."""
+    """Undecodable request bytes -> INVALID_ARGUMENT, for every service on the server.
+
+    grpc asks interceptors on every call; the registered handlers are the same objects each
+    time, so each is wrapped once (a wrap builds closures and a new handler: a cost per call
+    that a batch of hinted pods notices). Handlers made per call (another interceptor's
+    refusal) are wrapped but not kept once the memo holds MEMO_MAX."""
+
+    MEMO_MAX = 64
+
+    def __init__(self) -> None:
+        # id(handler) -> (handler, wrapped); holding the handler keeps its id from being reused
+        self._memo: dict[int, tuple[grpc.RpcMethodHandler, grpc.RpcMethodHandler]] = {}
 
     async def intercept_service(
         self,
@@ -210,4 +221,12 @@ class MalformedRequestInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[m
         handler_call_details: grpc.HandlerCallDetails,
     ) -> grpc.RpcMethodHandler | None:
         handler = await continuation(handler_call_details)
-        return None if handler is None else _checked(handler)
+        if handler is None:
+            return None
+        hit = self._memo.get(id(handler))
+        if hit is not None and hit[0] is handler:
+            return hit[1]
+        wrapped = _checked(handler)
+        if len(self._memo) < self.MEMO_MAX:
+            self._memo[id(handler)] = (handler, wrapped)
+        return wrapped

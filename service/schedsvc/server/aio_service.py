@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
-import threading
 import time
 from collections.abc import AsyncIterator, Callable, Sequence
 from concurrent.futures import Executor
@@ -47,10 +46,24 @@ class _Abort(BaseException):
         self.trailing = tuple(trailing)
 
 
+class _Done:
+    """Whether the call is over: set on the loop, read by the work between pods. One flag
+    (reads and writes of an attribute are atomic under the GIL); a threading.Event would
+    build a Condition and a lock on every call for a wait nobody does."""
+
+    __slots__ = ("is_set_",)
+
+    def __init__(self) -> None:
+        self.is_set_ = False
+
+    def set(self, _context: object = None) -> None:
+        self.is_set_ = True
+
+
 class _CallContext:
     """The slice of grpc.ServicerContext the synchronous servicer uses, safe off the loop."""
 
-    def __init__(self, context: AioContext, done: threading.Event) -> None:
+    def __init__(self, context: AioContext, done: _Done) -> None:
         left = context.time_remaining()
         self._deadline = None if left is None else time.monotonic() + left
         self._done = done
@@ -61,7 +74,7 @@ class _CallContext:
         return None if self._deadline is None else max(0.0, self._deadline - time.monotonic())
 
     def is_active(self) -> bool:
-        return not self._done.is_set()
+        return not self._done.is_set_
 
     def invocation_metadata(self) -> Any:
         return self._metadata
@@ -104,7 +117,7 @@ class AsyncScheduleServicer(pb_grpc.ScheduleServiceServicer):
         self._in_flight -= 1
 
     async def _run(
-        self, context: AioContext, done: threading.Event,
+        self, context: AioContext, done: _Done,
         fn: Callable[[Any, Any], T], request: Any,
     ) -> T:
         """fn(request, call context) on the executor. Work still queued when the call is
@@ -130,9 +143,9 @@ class AsyncScheduleServicer(pb_grpc.ScheduleServiceServicer):
                 fut.add_done_callback(lambda _f: loop.call_soon_threadsafe(self._done_on_loop))
 
     @staticmethod
-    def _watch(context: AioContext) -> threading.Event:
-        done = threading.Event()
-        context.add_done_callback(lambda _c: done.set())
+    def _watch(context: AioContext) -> _Done:
+        done = _Done()
+        context.add_done_callback(done.set)
         return done
 
     async def _unary(self, fn: Callable[[Any, Any], T], request: Any, context: AioContext) -> T:

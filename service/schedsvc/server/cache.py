@@ -11,7 +11,8 @@ Two rules keep a cache from becoming a way to hold the server's memory:
   A rejected request leaves nothing behind, whatever it carried.
 
 A request converts on one thread (the server runs a request's engine work in one executor
-call), so pending entries are thread-local.
+call), so pending entries are thread-local. The pod path's caches are a PodCaches each server's
+Converter owns; the string checks of validation.py are module-wide (a verdict on a string).
 """
 
 from __future__ import annotations
@@ -19,9 +20,11 @@ from __future__ import annotations
 import threading
 from collections.abc import Hashable, Iterator
 from contextlib import contextmanager
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
-__all__ = ["ConversionCache", "request_scope", "all_caches"]
+from schedsvc import model
+
+__all__ = ["ConversionCache", "PodCaches", "request_scope"]
 
 K = TypeVar("K", bound=Hashable)
 V = TypeVar("V")
@@ -35,7 +38,6 @@ class _Scope(threading.local):
 
 
 _scope = _Scope()
-_caches: list[ConversionCache[object, object]] = []
 
 
 class ConversionCache(Generic[K, V]):
@@ -47,7 +49,6 @@ class ConversionCache(Generic[K, V]):
         self._entries: dict[K, tuple[V, int]] = {}
         self._bytes = 0
         self._lock = threading.Lock()
-        _caches.append(self)  # type: ignore[arg-type]
 
     def get(self, key: K) -> V | None:
         hit = self._entries.get(key)
@@ -97,8 +98,34 @@ class ConversionCache(Generic[K, V]):
             self._bytes = 0
 
 
-def all_caches() -> tuple[ConversionCache[object, object], ...]:
-    return tuple(_caches)
+# Bytes each pod-path cache may hold. Shapes are few in a real cluster; these hold hundreds of
+# them, and all of them together stay a small part of a cluster's memory (tests/test_soak.py).
+POD_CACHE_BYTES = 512 * 1024
+
+
+class PodCaches:
+    """The pod conversion caches of one server: sub-messages that repeat across pods, keyed by
+    their serialized bytes, and whole pods but for uid and name (Converter.pod_from_pb)."""
+
+    __slots__ = ("containers", "affinities", "tolerations", "spreads", "selectors", "pods")
+
+    def __init__(self, max_bytes: int = POD_CACHE_BYTES) -> None:
+        self.containers: ConversionCache[bytes, model.Container] = ConversionCache(
+            "containers", max_bytes
+        )
+        self.affinities: ConversionCache[bytes, model.Affinity] = ConversionCache(
+            "affinities", max_bytes
+        )
+        self.tolerations: ConversionCache[bytes, model.Toleration] = ConversionCache(
+            "tolerations", max_bytes
+        )
+        self.spreads: ConversionCache[
+            tuple[bytes, ...], tuple[model.TopologySpreadConstraint, ...]
+        ] = ConversionCache("spread constraints", max_bytes)
+        self.selectors: ConversionCache[bytes, model.LabelSelector] = ConversionCache(
+            "selectors", max_bytes
+        )
+        self.pods: ConversionCache[bytes, tuple[Any, ...]] = ConversionCache("pods", 2 * max_bytes)
 
 
 @contextmanager

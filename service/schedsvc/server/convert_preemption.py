@@ -7,6 +7,8 @@ from schedsvc import model
 from schedsvc.errors import InvalidArgument
 from schedsvc.v1 import schedule_pb2 as pb
 
+from .cache import PodCaches
+from .convert_selectors import label_selector
 from .validation import DNS1123_LABEL_RE
 
 __all__ = ["preemption_policy", "start_time", "pdb_from_pb", "pdb_key"]
@@ -45,9 +47,9 @@ def _namespace(ns: str, path: str) -> str:
     return ns
 
 
-def pdb_from_pb(msg: pb.PodDisruptionBudget, prefix: str) -> model.PodDisruptionBudget:
-    from .convert import _label_selector  # cached and validated; imported late (cycle)
-
+def pdb_from_pb(
+    msg: pb.PodDisruptionBudget, prefix: str, caches: PodCaches
+) -> model.PodDisruptionBudget:
     if not msg.name:
         raise InvalidArgument(f"{prefix}.name", "a PodDisruptionBudget needs a name")
     if "/" in msg.name:
@@ -55,7 +57,7 @@ def pdb_from_pb(msg: pb.PodDisruptionBudget, prefix: str) -> model.PodDisruption
     namespace = _namespace(msg.namespace, f"{prefix}.namespace")
     selector: model.LabelSelector | None = None
     if msg.HasField("selector"):
-        sel = _label_selector(msg.selector, f"{prefix}.selector")
+        sel = label_selector(msg.selector, f"{prefix}.selector", caches)
         selector = None if sel.is_empty else sel
     return model.PodDisruptionBudget(
         name=msg.name,

@@ -19,8 +19,9 @@ from ..v1 import schedule_pb2 as pb
 from ..v1 import schedule_pb2_grpc as pb_grpc
 from .admission import Admission
 from .cache import request_scope
-from .convert import namespace_from_pb, node_from_pb, pod_from_pb
-from .convert_preemption import pdb_from_pb, pdb_key
+from .convert import Converter
+from .convert_preemption import pdb_key
+from .counts import DEFAULT_MAX_ITEMS
 from .status import mapped_errors
 
 __all__ = ["Limits", "ScheduleServicer", "explanation_to_pb"]
@@ -42,6 +43,8 @@ class Limits:
     # also the bound of remove_nodes (by max_nodes_per_update) and remove_pods (max_pods_...)
     max_namespaces_per_update: int = 100_000
     max_cluster_name: int = 253
+    # entries in any repeated or map field inside a pod, node or namespace (server/counts.py)
+    max_items_per_field: int = DEFAULT_MAX_ITEMS
     # Schedule requests queued or running per cluster; more is RESOURCE_EXHAUSTED (0 = no bound)
     max_queue_per_cluster: int = 8
     # open ScheduleStream calls in total and per cluster; more is RESOURCE_EXHAUSTED (0 = none)
@@ -160,6 +163,7 @@ class ScheduleServicer(pb_grpc.ScheduleServiceServicer):
         self.engine = engine
         self.limits = limits or Limits()
         self.admission = Admission(self.limits.max_queue_per_cluster)
+        self.converter = Converter(self.limits.max_items_per_field)
         self.clock: Callable[[], float] = time.monotonic  # tests move time by hand
 
     def cluster_name(self, name: str) -> str:
@@ -185,25 +189,27 @@ class ScheduleServicer(pb_grpc.ScheduleServiceServicer):
             ):
                 if len(getattr(request, fname)) > limit:
                     raise InvalidArgument(fname, f"at most {limit} entries per request")
+            conv = self.converter
             upd = SnapshotUpdate(
                 replace=request.replace,
                 upsert_nodes=[
-                    node_from_pb(n, f"upsert_nodes[{i}]")
+                    conv.node_from_pb(n, f"upsert_nodes[{i}]")
                     for i, n in enumerate(request.upsert_nodes)
                 ],
                 remove_nodes=list(request.remove_nodes),
                 upsert_pods=[
-                    pod_from_pb(p, f"upsert_pods[{i}]") for i, p in enumerate(request.upsert_pods)
+                    conv.pod_from_pb(p, f"upsert_pods[{i}]")
+                    for i, p in enumerate(request.upsert_pods)
                 ],
                 remove_pods=list(request.remove_pods),
                 upsert_namespaces=[
-                    namespace_from_pb(ns, f"upsert_namespaces[{i}]")
+                    conv.namespace_from_pb(ns, f"upsert_namespaces[{i}]")
                     for i, ns in enumerate(request.upsert_namespaces)
                 ],
                 expected_generation=request.expected_generation,
                 expected_epoch=request.expected_epoch,
                 upsert_pod_disruption_budgets=[
-                    pdb_from_pb(b, f"upsert_pod_disruption_budgets[{i}]")
+                    conv.pdb_from_pb(b, f"upsert_pod_disruption_budgets[{i}]")
                     for i, b in enumerate(request.upsert_pod_disruption_budgets)
                 ],
                 remove_pod_disruption_budgets=[
@@ -227,6 +233,7 @@ class ScheduleServicer(pb_grpc.ScheduleServiceServicer):
                 "pods", f"at most {self.limits.max_pods_per_request} pods per request"
             )
         name = self.cluster_name(request.cluster)
+        pod_from_pb = self.converter.pod_from_pb
         with self.admission.admit(name), request_scope():
             pods = [pod_from_pb(p, f"pods[{i}]") for i, p in enumerate(request.pods)]
             seen: set[str] = set()
@@ -303,7 +310,7 @@ class ScheduleServicer(pb_grpc.ScheduleServiceServicer):
         with mapped_errors(context), request_scope():
             if not request.HasField("pod"):
                 raise InvalidArgument("pod", "required")
-            pod = pod_from_pb(request.pod, "pod")
+            pod = self.converter.pod_from_pb(request.pod, "pod")
             cluster = self.engine.reader(self.cluster_name(request.cluster))
             return explanation_to_pb(cluster.explain(pod))
         raise AssertionError("unreachable")

@@ -16,7 +16,6 @@ from ..errors import (
     ConfigError,
     FailedPrecondition,
     InvalidArgument,
-    NotFound,
     ResourceExhausted,
     SchedsvcError,
 )
@@ -42,8 +41,6 @@ def status_for(exc: BaseException) -> grpc.Status:
         return _status(code_pb2.INVALID_ARGUMENT, str(exc), [detail])
     if isinstance(exc, FailedPrecondition):
         return _status(code_pb2.FAILED_PRECONDITION, str(exc))
-    if isinstance(exc, NotFound):
-        return _status(code_pb2.NOT_FOUND, str(exc))
     if isinstance(exc, ResourceExhausted):
         ri = error_details_pb2.RetryInfo()
         ri.retry_delay.FromMilliseconds(int(exc.retry_after_seconds * 1000))

@@ -42,9 +42,6 @@ class VictimTable:
     @classmethod
     def for_snapshot(cls, snap: Snapshot) -> VictimTable:
         return snap.listener_of(cls, lambda: cls(snap))
-        table = cls(snap)
-        snap.add_listener(table)
-        return table
 
     @property
     def used(self) -> int:
@@ -54,9 +51,10 @@ class VictimTable:
     def _grow(self) -> None:
         cap = len(self.row) * 2
         self.row = np.concatenate([self.row, np.full(cap - len(self.row), -1, np.int64)])
-        for name in ("priority", "start", "seq"):
-            a = getattr(self, name)
-            setattr(self, name, np.concatenate([a, np.zeros(cap - len(a), np.int64)]))
+        zeros = np.zeros(cap - len(self.priority), np.int64)
+        self.priority = np.concatenate([self.priority, zeros])
+        self.start = np.concatenate([self.start, zeros])
+        self.seq = np.concatenate([self.seq, zeros])
         self.started = np.concatenate([self.started, np.zeros(cap - len(self.started), np.bool_)])
         req = np.zeros((cap, self.requests.shape[1]), dtype=np.int64)
         req[: len(self.requests)] = self.requests

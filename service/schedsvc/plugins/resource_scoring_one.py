@@ -1,0 +1,125 @@
+"""The resource scorers on one row, for batching's rescoring of a single node per hint.
+
+There numpy's per-call cost dominates, so these are resource_scoring.py's formulas on Python
+ints (floats converted as Go and numpy convert them), checked against the vectorized kernels on
+random clusters in tests/plugins/test_resource_scoring_one_row.py.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+from ..framework import MAX_NODE_SCORE
+from ..framework.snapshot import Snapshot
+from ..model import CPU, EPHEMERAL_STORAGE, MEMORY
+from .resource_scoring import MAX_UTILIZATION, ResourceSpec, is_scalar_resource_name
+
+__all__ = [
+    "gather_one",
+    "least_allocated_one",
+    "most_allocated_one",
+    "requested_to_capacity_ratio_one",
+    "balanced_allocation_one",
+]
+
+
+def gather_one(
+    snap: Snapshot,
+    row: int,
+    specs: Sequence[ResourceSpec],
+    pod_requests: Sequence[int],
+    use_requested: bool,
+) -> tuple[list[int], list[int]]:
+    """gather() for a single row: (allocatable, requested) per scored resource."""
+    # one row of each column block as Python ints: indexing numpy element by element costs more
+    allocatable = snap.allocatable[row].tolist()
+    requested = snap.requested[row].tolist()
+    nonzero = snap.nonzero_requested[row].tolist() if not use_requested else []
+    index = snap.resource_index
+    alloc: list[int] = []
+    req: list[int] = []
+    for spec, pod_req in zip(specs, pod_requests, strict=True):
+        name = spec.name
+        a = used = 0
+        if name in (CPU, MEMORY):
+            j = 0 if name == CPU else 1
+            a = allocatable[j]
+            used = requested[index[name]] if use_requested else nonzero[j]
+        elif name == EPHEMERAL_STORAGE:
+            col = index[EPHEMERAL_STORAGE]
+            a, used = allocatable[col], requested[col]
+        elif is_scalar_resource_name(name) and pod_req != 0:
+            scol = index.get(name)
+            if scol is not None:
+                a, used = allocatable[scol], requested[scol]
+        alloc.append(a)
+        req.append(used + pod_req if a != 0 else 0)
+    return alloc, req
+
+
+def _mean_floor_one(per: list[int], counted: list[bool], weights: Sequence[int]) -> int:
+    total = sum(p * w for p, c, w in zip(per, counted, weights, strict=True) if c)
+    wsum = sum(w for c, w in zip(counted, weights, strict=True) if c)
+    return total // wsum if wsum > 0 else 0
+
+
+def least_allocated_one(alloc: list[int], req: list[int], weights: Sequence[int]) -> int:
+    per = [
+        0 if r > a or a == 0 else (a - r) * MAX_NODE_SCORE // a
+        for a, r in zip(alloc, req, strict=True)
+    ]
+    return _mean_floor_one(per, [a != 0 for a in alloc], weights)
+
+
+def most_allocated_one(alloc: list[int], req: list[int], weights: Sequence[int]) -> int:
+    per = [min(r, a) * MAX_NODE_SCORE // a if a else 0 for a, r in zip(alloc, req, strict=True)]
+    return _mean_floor_one(per, [a != 0 for a in alloc], weights)
+
+
+def _broken_linear_one(p: int, utilization: Sequence[int], score: Sequence[int]) -> int:
+    k = next((i for i, u in enumerate(utilization) if p <= u), len(utilization))
+    if k >= len(utilization):
+        return score[-1]
+    if k == 0:
+        return score[0]
+    num = (score[k] - score[k - 1]) * (p - utilization[k - 1])
+    den = utilization[k] - utilization[k - 1]
+    q = abs(num) // den
+    return score[k - 1] + (-q if num < 0 else q)
+
+
+def requested_to_capacity_ratio_one(
+    alloc: list[int],
+    req: list[int],
+    weights: Sequence[int],
+    utilization: Sequence[int],
+    score: Sequence[int],
+) -> int:
+    total = wsum = 0
+    for a, r, w in zip(alloc, req, weights, strict=True):
+        if a == 0:
+            continue
+        util = MAX_UTILIZATION if r > a else r * MAX_UTILIZATION // a
+        per = _broken_linear_one(util, utilization, score)
+        if per > 0:
+            total += per * w
+            wsum += w
+    return (2 * total + wsum) // (2 * wsum) if wsum > 0 else 0
+
+
+def balanced_allocation_one(alloc: list[int], req: list[int]) -> int:
+    fracs = [min(float(r) / float(a), 1.0) for a, r in zip(alloc, req, strict=True) if a != 0]
+    std = 0.0
+    if len(fracs) == 2:
+        std = abs((fracs[0] - fracs[1]) / 2)
+    elif len(fracs) > 2:
+        total = 0.0
+        for f in fracs:  # resource order, as kube accumulates
+            total += f
+        mean = total / len(fracs)
+        acc = 0.0
+        for f in fracs:
+            acc += (f - mean) * (f - mean)
+        std = math.sqrt(acc / len(fracs))
+    return int((1 - std) * float(MAX_NODE_SCORE))
