@@ -141,6 +141,7 @@ class Framework:
             p.name: p for p in self.score
             if p.traits.window_scored and isinstance(p, WindowScorePlugin)
         }
+        self.window_scored_names = frozenset(self.window_scored)
         # soft spreading may sign what `sign` refuses (batching.softSpread)
         self.rescored_signers: dict[str, SignRescoredPlugin] = {
             p.name: p for p in self.signers if isinstance(p, SignRescoredPlugin)

@@ -72,7 +72,7 @@ class WindowCache:
         feasible[order] = fw.run_filter(cs, info, snap, order, diagnose=False).feasible
         fpos = np.flatnonzero(feasible[order]).astype(np.intp)
         rows = order[fpos]
-        exclude = frozenset(fw.window_scored)
+        exclude = fw.window_scored_names
         sr = fw.run_score(info, snap, rows, raw_only=True, exclude=exclude)
         raw: dict[str, IntArray] = {}
         for name, arr in sr.raw.items():
@@ -126,11 +126,15 @@ class WindowCache:
 
     def set_raw(self, row: int, raw: dict[str, int]) -> None:
         """New raw scores of one feasible row's dynamic plugins (kept uniform ones are static)."""
+        cols = self.raw
         for name, value in raw.items():
-            col = self.raw.get(name)
+            col = cols.get(name)
             if col is not None:
                 col[row] = value
-        self.fixed[row] = sum(int(self.raw[name][row]) * weight for name, weight in self.identity)
+        total = 0
+        for name, weight in self.identity:
+            total += int(cols[name][row]) * weight
+        self.fixed[row] = total
 
     def set_raws(self, info: PodInfo, rows: Rows, raw: dict[str, IntArray]) -> None:
         """New raw scores of feasible rows; a row new to the cache comes with its static scores
@@ -165,20 +169,22 @@ class WindowCache:
         fits = fw.filter_one(cs, info, snap, row, dynamic_only=was)
         if fits and not rescore:
             return False
-        self.set_feasible(row, fits)
-        one = np.array([row], dtype=np.intp)
+        if fits != was:
+            self.set_feasible(row, fits)
+        exclude = fw.window_scored_names
         if fits:
-            exclude = frozenset(fw.window_scored)
             if was and memo is not None and memo.pre_scored is not None:
                 self.set_raw(row, fw.score_one(info, snap, row, memo.pre_scored, exclude))
             else:
+                one = np.array([row], dtype=np.intp)
                 sr = fw.run_score(
                     info, snap, one, dynamic_only=was, raw_only=True, exclude=exclude
                 )
                 if was and memo is not None and fw.pre_score_assume_stable:
                     memo.pre_scored = (sr.states, sr.skipped)
                 self.set_raws(info, one, sr.raw)
-        self.pods_changed(snap, one)
+        if self.windowed:
+            self.pods_changed(snap, np.array([row], dtype=np.intp))
         return True
 
     def recheck_rows(
@@ -199,7 +205,7 @@ class WindowCache:
             return False
         for r, ok in zip(rows.tolist(), feasible.tolist(), strict=True):
             self.set_feasible(r, ok)
-        exclude = frozenset(fw.window_scored)
+        exclude = fw.window_scored_names
         for part, dyn in ((was & feasible, True), (~was & feasible, False)):
             if part.any():
                 sr = fw.run_score(
@@ -231,9 +237,7 @@ class WindowCache:
         window, as the cycle over exactly these feasible rows."""
         if len(rows) == 1:  # kube scores no single feasible node
             return int(rows[0]), 0
-        totals = self.fixed[rows]
-        if self.constant:
-            totals = totals + self.constant
+        totals = self.fixed[rows]  # `constant` is added to the best alone: it moves no tie
         for p, weight in self.dense:
             norm = p.normalize(self.states.get(p.name), info, self.raw[p.name][rows])
             totals = totals + norm * weight
@@ -241,4 +245,4 @@ class WindowCache:
             _, norm = wp.window_scores(state, rows)
             totals = totals + norm * weight
         best, ties = best_positions(totals)
-        return int(rows[select_host(ties, rng)]), best
+        return int(rows[select_host(ties, rng)]), best + self.constant
