@@ -252,7 +252,16 @@ class OpportunisticBatch:
         self, info: PodInfo, snap: Snapshot, cs: CycleState, st: WindowCache, row: int
     ) -> bool:
         """The rescore path of a WindowCache. It keeps every node's verdict in the visiting
-        order it was built on: a node change (the order, labels, node count) flushes it."""
+        order it was built on: a node change (the order, labels, node count) flushes it.
+        A pending one is built now, from the snapshot as it is: a run pays for evaluating
+        every node only once a pod can use it."""
+        if st.pending:
+            self.state = st = WindowCache.new(self.fw, info, snap, cs, st.signature, st.created)
+            self._dirty, self._dirty_nodes, self._rescore_all = set(), set(), False
+            if st.nlive == 0:
+                self._flush(FlushReason.EMPTY_LIST)
+                return False
+            return True
         if self._rescore_all or self._dirty_nodes or snap.order is not st.order:
             self._flush(FlushReason.SNAPSHOT_CHANGED)
             return False
@@ -399,7 +408,8 @@ class OpportunisticBatch:
                 start_row,
             )
         else:
-            self.state = WindowCache.new(self.fw, info, snap, cs, sig, self.clock())
+            # built at the first hint: a signature that changes every pod costs nothing here
+            self.state = WindowCache.pending_for(sig, self.clock())
         self._dirty, self._dirty_nodes = set(), set()
         self._rescore_all = False
         self.observer.store_duration(self.profile, time.perf_counter() - started)

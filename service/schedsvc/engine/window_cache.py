@@ -53,10 +53,22 @@ class WindowCache:
     windowed: list[tuple[WindowScorePlugin, Any, int]]  # (plugin, its state, weight)
     states: dict[str, Any]
     skipped: set[str]
+    pending: bool = False  # stored, not yet built (see pending_for)
 
     @property
     def nlive(self) -> int:
-        return len(self.fpos)
+        return 1 if self.pending else len(self.fpos)
+
+    @classmethod
+    def pending_for(cls, signature: bytes, created: float) -> WindowCache:
+        """A cache for `signature` to be built (`new`) when the next pod asks for a hint."""
+        none: Rows = np.zeros(0, dtype=np.intp)
+        return cls(
+            signature=signature, created=created, order=none, position=none,
+            feasible=np.zeros(0, dtype=np.bool_), fpos=none, raw={}, identity=[],
+            fixed=np.zeros(0, dtype=np.int64), uniform=[], constant=0, dense=[], windowed=[],
+            states={}, skipped=set(), pending=True,
+        )
 
     @classmethod
     def new(
