@@ -48,7 +48,12 @@ def pods(kind: str, count: int) -> list[Pod]:
 
 
 def run(kind: str, batching: bool, count: int, pct: int | None) -> tuple[float, float, float]:
-    cfg = {} if pct is None else {"percentageOfNodesToScore": pct}
+    cfg: dict[str, object] = {
+        # softSpread spelled out, so that trees where it was off by default compare
+        "profiles": [{"schedulerName": "default-scheduler", "batching": {"softSpread": True}}],
+    }
+    if pct is not None:
+        cfg["percentageOfNodesToScore"] = pct
     engine = Engine(parse_config(cfg), seed=1, batching_enabled=batching)
     c = engine.cluster("x")
     c.update(SnapshotUpdate(upsert_nodes=nodes()))

@@ -16,8 +16,10 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from schedsvc.config import parse_config
 from schedsvc.engine.filtering import num_feasible_nodes_to_find
-from schedsvc.model import LabelSelector, Node, TopologySpreadConstraint
+from schedsvc.engine.scheduler import Engine, SnapshotUpdate
+from schedsvc.model import LabelSelector, Node, Taint, TopologySpreadConstraint
 from tests.strategies import make_pod, node, nodes, pod_shapes
 from tests.test_batching_equivalence import Step, play
 
@@ -155,7 +157,7 @@ def check(pct: int | None, scenario: tuple[list[Node], list[Step]]) -> None:
     assert norescore == off
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(sampled_scenarios())
 def test_batching_on_and_off_agree_at_the_adaptive_default(
     scenario: tuple[list[Node], list[Step]],
@@ -163,9 +165,91 @@ def test_batching_on_and_off_agree_at_the_adaptive_default(
     check(None, scenario)
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(sampled_scenarios())
 def test_batching_on_and_off_agree_at_ten_percent(
     scenario: tuple[list[Node], list[Step]],
 ) -> None:
     check(10, scenario)
+
+
+# ---- the window against the filter stage it stands for ----------------------------------------
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.booleans(), min_size=1, max_size=60), st.data())
+def test_the_window_is_the_filter_stages_feasible_nodes_and_processed_count(
+    feasible: list[bool], data: st.DataObject,
+) -> None:
+    """For any feasible pattern, start index and number to find (N equal to the feasible count
+    included), the window and its `processed` are what find_nodes_that_fit returns."""
+    from schedsvc.engine.filtering import find_nodes_that_fit
+    from schedsvc.engine.window_cache import WindowCache
+    from schedsvc.framework.podinfo import pod_info
+
+    n = len(feasible)
+    cluster = [node(f"n{i}", labels={"disk": "ssd" if ok else "hdd"})
+               for i, ok in enumerate(feasible)]
+    engine = Engine(parse_config({}), seed=1)
+    c = engine.cluster("w")
+    c.update(SnapshotUpdate(upsert_nodes=cluster))
+    fw = engine.frameworks["default-scheduler"]
+    info = pod_info(make_pod("p", {"cpu": 100, "node_selector": {"disk": "ssd"}}))
+    snap = c.snapshot
+    cs = fw.run_pre_filter(info, snap)
+    cache = WindowCache.new(fw, info, snap, cs, b"", 0.0)
+    m = sum(feasible)
+    for _ in range(5):
+        start = data.draw(st.integers(0, n - 1))
+        to_find = data.draw(st.sampled_from(sorted({1, max(m - 1, 1), max(m, 1), m + 1, n})))
+        fo = find_nodes_that_fit(fw, cs, info, snap, start, to_find, None, 1)
+        win = cache.window(start, to_find)
+        assert win.rows.tolist() == fo.feasible.tolist()
+        assert win.processed == fo.processed
+    engine.close()
+
+
+def test_a_node_revived_by_churn_brings_its_taint_penalty_into_the_window_scores() -> None:
+    """TaintToleration's raw score is one value on every feasible node when the run starts, so
+    the cache adds one constant; a tainted node freed later joins with another value, and
+    from then on the plugin must be normalized per window."""
+    prefer = (Taint("dedicated", "gpu", "PreferNoSchedule"),)
+    cluster = [node(f"n{i}", cpu=1000, taints=prefer if i % 10 == 7 else ())
+               for i in range(150)]
+    fill = [make_pod(f"b{i}", {"cpu": 1000, "node_name": f"n{i}"})
+            for i in range(150) if i % 10 == 7]
+    small = {"cpu": 100, "memory": None}
+    steps = [
+        Step("bind", fill[0]), Step("bind", fill[1]), Step("bind", fill[2]),
+        *(Step("bind", b) for b in fill[3:]),
+        Step("schedule", ([make_pod(f"p{i}", small) for i in range(3)], False)),
+        *(Step("remove_pod", b.uid) for b in fill),
+        Step("schedule", ([make_pod(f"q{i}", small) for i in range(60)], False)),
+    ]
+    off, _ = play(cluster, steps, batching=False, rescore=True, config=config(None))
+    on, batched = play(cluster, steps, batching=True, rescore=True, config=config(None))
+    assert on == off
+    assert batched >= 60
+    # the freed tainted nodes are the emptiest, yet their penalty keeps every pod off them
+    assert not any(int(name[1:]) % 10 == 7 for _, name, *_ in on)
+
+
+def test_pods_bound_where_the_run_may_not_go_do_not_count_in_its_domains() -> None:
+    """nodeAffinityPolicy Honor: a domain's total counts only nodes matching the pod's node
+    selector. Pods of the Deployment bound by an UpdateSnapshot onto other nodes of a zone
+    change their rows' counts, and the kept totals must leave them out, as PreScore does."""
+    cluster = [node(f"n{i}", labels={"disk": "ssd" if i % 2 else "hdd",
+                                     ZONE_KEY: "abc"[(i // 10) % 3]}) for i in range(150)]
+    web = {"cpu": 100, "memory": None, "labels": {"app": "web"}, "default_selector": WEB,
+           "node_selector": {"disk": "ssd"}}
+    steps = [
+        Step("schedule", ([make_pod(f"p{i}", web) for i in range(10)], False)),
+        *(Step("bind", make_pod(f"b{i}", {**web, "node_selector": {},
+                                          "node_name": f"n{2 * i}"})) for i in range(5)),
+        *(Step("bind", make_pod(f"c{i}", {**web, "node_selector": {},
+                                          "node_name": f"n{30 + 2 * i}"})) for i in range(5)),
+        Step("schedule", ([make_pod(f"q{i}", web) for i in range(40)], False)),
+    ]
+    off, _ = play(cluster, steps, batching=False, rescore=True, config=config(None))
+    on, batched = play(cluster, steps, batching=True, rescore=True, config=config(None))
+    assert on == off
+    assert batched >= 48

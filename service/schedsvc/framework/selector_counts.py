@@ -54,7 +54,10 @@ class SelectorCounts:
 
     def counts(self, namespace: str, selector: LabelSelector) -> CountArray:
         """Pods in `namespace` whose labels match `selector`, per row (length = capacity)."""
-        sel = selector.canonical()
+        return self.counts_canonical(namespace, selector.canonical())
+
+    def counts_canonical(self, namespace: str, sel: LabelSelector) -> CountArray:
+        """`counts` for a selector already canonical: a batch asks once per pod."""
         key = (namespace, sel)
         per_ns = self._by_ns.get(namespace)
         arr = per_ns.get(sel) if per_ns is not None else None

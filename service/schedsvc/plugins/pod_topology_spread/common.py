@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -130,7 +131,7 @@ def has_all_keys(constraints: Sequence[Constraint], snap: Snapshot) -> BoolArray
     return out
 
 
-def go_round(x: npt.NDArray[np.float64]) -> IntArray:
+def go_round(x: npt.NDArray[np.floating[Any]]) -> IntArray:
     """math.Round (half away from zero) for non-negative values, without float slop."""
     fl = np.floor(x)
     out: IntArray = (fl + (x - fl >= 0.5)).astype(np.int64)
