@@ -196,13 +196,14 @@ def test_the_window_is_the_filter_stages_feasible_nodes_and_processed_count(
     info = pod_info(make_pod("p", {"cpu": 100, "node_selector": {"disk": "ssd"}}))
     snap = c.snapshot
     cs = fw.run_pre_filter(info, snap)
-    cache = WindowCache.new(fw, info, snap, cs, b"", 0.0)
+    # the first window is evaluated alone, the rest of the nodes at the second
+    cache = WindowCache.new(fw, info, snap, b"", 0.0)
     m = sum(feasible)
     for _ in range(5):
         start = data.draw(st.integers(0, n - 1))
         to_find = data.draw(st.sampled_from(sorted({1, max(m - 1, 1), max(m, 1), m + 1, n})))
         fo = find_nodes_that_fit(fw, cs, info, snap, start, to_find, None, 1)
-        win = cache.window(start, to_find)
+        win = cache.window(fw, info, snap, cs, start, to_find)
         assert win.rows.tolist() == fo.feasible.tolist()
         assert win.processed == fo.processed
     engine.close()

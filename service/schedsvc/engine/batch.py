@@ -162,7 +162,13 @@ class OpportunisticBatch:
                 return result
             st = self.state
             if isinstance(st, WindowCache):
-                win = st.window(start_index, to_find)
+                memo = self._run  # the compatibility check made it this pod's
+                assert memo is not None
+                win = st.window(self.fw, info, snap, memo.cycle_state, start_index, to_find)
+                if len(win.rows) == 0:  # every node evaluated, none feasible
+                    self._flush(FlushReason.EMPTY_LIST)
+                    self.observer.batch_attempt(self.profile, BatchAttempt.NO_HINT)
+                    return result
                 row, score = st.pick(info, win.rows, rng)
                 result = HintResult(row, score, win.processed)
             else:
@@ -252,7 +258,13 @@ class OpportunisticBatch:
         self, info: PodInfo, snap: Snapshot, cs: CycleState, st: WindowCache, row: int
     ) -> bool:
         """The rescore path of a WindowCache. It keeps every node's verdict in the visiting
-        order it was built on: a node change (the order, labels, node count) flushes it."""
+        order it was built on: a node change (the order, labels, node count) flushes it.
+        A pending one is built now, from the snapshot as it is: a run pays for evaluating
+        every node only once a pod can use it."""
+        if st.pending:
+            self.state = WindowCache.new(self.fw, info, snap, st.signature, st.created)
+            self._dirty, self._dirty_nodes, self._rescore_all = set(), set(), False
+            return True
         if self._rescore_all or self._dirty_nodes or snap.order is not st.order:
             self._flush(FlushReason.SNAPSHOT_CHANGED)
             return False
@@ -399,7 +411,8 @@ class OpportunisticBatch:
                 start_row,
             )
         else:
-            self.state = WindowCache.new(self.fw, info, snap, cs, sig, self.clock())
+            # built at the first hint: a signature that changes every pod costs nothing here
+            self.state = WindowCache.pending_for(sig, self.clock())
         self._dirty, self._dirty_nodes = set(), set()
         self._rescore_all = False
         self.observer.store_duration(self.profile, time.perf_counter() - started)

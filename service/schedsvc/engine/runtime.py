@@ -141,6 +141,7 @@ class Framework:
             p.name: p for p in self.score
             if p.traits.window_scored and isinstance(p, WindowScorePlugin)
         }
+        self.window_scored_names = frozenset(self.window_scored)
         # soft spreading may sign what `sign` refuses (batching.softSpread)
         self.rescored_signers: dict[str, SignRescoredPlugin] = {
             p.name: p for p in self.signers if isinstance(p, SignRescoredPlugin)
@@ -312,6 +313,19 @@ class Framework:
             totals += norm * self.weights[p.name]
         obs.extension_point(self.name, "Score", "Success", time.perf_counter() - scoring)
         return ScoreResult(totals, per_plugin, skipped, raws, states)
+
+    def score_raw(
+        self, pod: PodInfo, snap: Snapshot, rows: Rows, states: dict[str, Any], skipped: set[str],
+        exclude: frozenset[str],
+    ) -> dict[str, IntArray]:
+        """Raw scores of `rows` given PreScore's (states, skipped) from an earlier run_score
+        that still hold (pre_score_assume_stable): batching scores nodes block by block."""
+        out: dict[str, IntArray] = {}
+        for p in self.score:
+            if p.name in skipped or p.name in exclude:
+                continue
+            out[p.name] = np.asarray(p.score(states.get(p.name), pod, snap, rows), dtype=np.int64)
+        return out
 
     def score_one(
         self, pod: PodInfo, snap: Snapshot, row: int, pre_scored: tuple[dict[str, Any], set[str]],

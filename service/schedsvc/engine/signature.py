@@ -26,6 +26,7 @@ _SIGNED_FIELDS = tuple(
 )
 _signed_values = operator.attrgetter(*_SIGNED_FIELDS)  # a tuple: there are many fields
 _MEMO_MAX = 1024
+_SHAPES_MAX = 64
 # bytes of signatures the memo may hold (a signature carries the pod's names: images, labels,
 # ...; the fields it keeps alive are about as big), so huge dry-run pods cannot pin memory
 _MEMO_BYTES = 4 * 1024 * 1024
@@ -62,7 +63,8 @@ class PodSigner:
     def __init__(self, fw: Framework, soft_spread: bool) -> None:
         self.fw = fw
         self.soft_spread = soft_spread
-        self._shape: tuple[object | None, Signed] = (None, (None, False))
+        # by shape token, the most recent first: interleaved runs of a few shapes hit too
+        self._shapes: dict[object, Signed] = {}
         self._memo: dict[tuple[int, ...], tuple[tuple[Any, ...], Signed]] = {}
         self._memo_bytes = 0
 
@@ -71,11 +73,15 @@ class PodSigner:
         if pod.nominated_node_name:  # tried on its node first: no batching for it
             return None, False
         shape = pod.shape
-        if shape is not None and shape is self._shape[0]:
-            return self._shape[1]
+        if shape is not None:
+            hit = self._shapes.get(shape)
+            if hit is not None:
+                return hit
         result = self._sign_fields(info)
         if shape is not None:
-            self._shape = (shape, result)
+            if len(self._shapes) >= _SHAPES_MAX:
+                self._shapes.clear()
+            self._shapes[shape] = result  # holds the token: its id is not reused meanwhile
         return result
 
     def _sign_fields(self, info: PodInfo) -> Signed:

@@ -13,7 +13,7 @@ the scored set (window_scored) score the window from their own kept state.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -53,60 +53,109 @@ class WindowCache:
     windowed: list[tuple[WindowScorePlugin, Any, int]]  # (plugin, its state, weight)
     states: dict[str, Any]
     skipped: set[str]
+    pending: bool = False  # stored, not yet built (see pending_for)
+
+    # per position: evaluated. The first hint evaluates what its window needs (about a
+    # cycle's work), the second every other node at once: a run of two pays about a cycle,
+    # a longer one one pass over the nodes (numpy's per-call cost makes many small passes
+    # dearer than one)
+    known: BoolArray = field(default_factory=lambda: np.zeros(0, dtype=np.bool_))
+    complete: bool = False  # every position evaluated
+    classified: bool = False  # the plugins sorted into identity / uniform / dense
 
     @property
     def nlive(self) -> int:
+        """Feasible rows; 1 while some are not known yet (pending, or not evaluated)."""
+        if self.pending or not self.complete:
+            return max(len(self.fpos), 1)
         return len(self.fpos)
 
     @classmethod
+    def pending_for(cls, signature: bytes, created: float) -> WindowCache:
+        """A cache for `signature` to be built (`new`) when the next pod asks for a hint."""
+        none: Rows = np.zeros(0, dtype=np.intp)
+        return cls(
+            signature=signature, created=created, order=none, position=none,
+            feasible=np.zeros(0, dtype=np.bool_), fpos=none, raw={}, identity=[],
+            fixed=np.zeros(0, dtype=np.int64), uniform=[], constant=0, dense=[], windowed=[],
+            states={}, skipped=set(), pending=True,
+        )
+
+    @classmethod
     def new(
-        cls, fw: Framework, info: PodInfo, snap: Snapshot, cs: CycleState, signature: bytes,
-        created: float,
+        cls, fw: Framework, info: PodInfo, snap: Snapshot, signature: bytes, created: float,
     ) -> WindowCache:
-        """Filter every node and raw-score the feasible ones (the cost of one cycle at 100 %)."""
+        """A cache over the snapshot's nodes, none evaluated yet (see `known`)."""
         order = snap.order
         cap = snap.capacity
         position = np.full(cap, -1, dtype=np.intp)
         position[order] = np.arange(len(order), dtype=np.intp)
-        feasible = np.zeros(cap, dtype=np.bool_)
-        feasible[order] = fw.run_filter(cs, info, snap, order, diagnose=False).feasible
-        fpos = np.flatnonzero(feasible[order]).astype(np.intp)
-        rows = order[fpos]
-        exclude = frozenset(fw.window_scored)
-        sr = fw.run_score(info, snap, rows, raw_only=True, exclude=exclude)
-        raw: dict[str, IntArray] = {}
-        for name, arr in sr.raw.items():
-            col = np.zeros(cap, dtype=np.int64)
-            col[rows] = arr
-            raw[name] = col
         st = cls(
             signature=signature, created=created, order=order, position=position,
-            feasible=feasible, fpos=fpos, raw=raw, identity=[],
-            fixed=np.zeros(cap, dtype=np.int64), uniform=[], constant=0, dense=[],
-            windowed=[], states=sr.states, skipped=sr.skipped,
+            feasible=np.zeros(cap, dtype=np.bool_), fpos=np.zeros(0, dtype=np.intp), raw={},
+            identity=[], fixed=np.zeros(cap, dtype=np.int64), uniform=[], constant=0, dense=[],
+            windowed=[], states={}, skipped=set(), known=np.zeros(len(order), dtype=np.bool_),
         )
         for p in fw.score:
-            weight = fw.weights[p.name]
-            if p.name in exclude:
+            if p.name in fw.window_scored_names:
                 state = fw.window_scored[p.name].window_state(info, snap, order)
                 if state is not SKIP:
-                    st.windowed.append((fw.window_scored[p.name], state, weight))
-                continue
-            if p.name in sr.skipped:
-                continue
-            col = raw[p.name]
-            if p.traits.normalize_is_identity:
-                st.identity.append((p.name, weight))
-                st.fixed += col * weight
-            elif (
-                p.traits.normalize_uniform and p.traits.score_is_static and len(rows)
-                and bool((col[rows] == col[rows[0]]).all())
-            ):
-                st.uniform.append((p, int(col[rows[0]]), weight))
-            else:
-                st.dense.append((p, weight))
-        st._uniform_constant(info)
+                    st.windowed.append((fw.window_scored[p.name], state, fw.weights[p.name]))
         return st
+
+    def _evaluate(
+        self, fw: Framework, info: PodInfo, snap: Snapshot, cs: CycleState, ps: Rows
+    ) -> None:
+        """Filter the positions `ps` (not evaluated yet) and raw-score their feasible rows."""
+        rows = self.order[ps]
+        ok = fw.run_filter(cs, info, snap, rows, diagnose=False).feasible
+        self.feasible[rows] = ok
+        self.fpos = np.sort(np.concatenate((self.fpos, ps[ok])))
+        self.known[ps] = True
+        self.complete = bool(self.known.all())
+        frows = rows[ok]
+        if len(frows) == 0:
+            return
+        if self.classified and fw.pre_score_assume_stable:
+            # PreScore of the first scored rows holds for this run's pods
+            raw = fw.score_raw(info, snap, frows, self.states, self.skipped,
+                               fw.window_scored_names)
+        else:
+            sr = fw.run_score(info, snap, frows, raw_only=True, exclude=fw.window_scored_names)
+            if not self.classified:
+                self._classify(fw, info, sr.raw, sr.states, sr.skipped)
+            raw = sr.raw
+        self.set_raws(info, frows, raw)
+
+    def _classify(
+        self, fw: Framework, info: PodInfo, raw: dict[str, IntArray], states: dict[str, Any],
+        skipped: set[str],
+    ) -> None:
+        """Sort the plugins by how a window normalizes them, from the first scored rows."""
+        self.classified = True
+        self.states, self.skipped = states, skipped
+        cap = len(self.feasible)
+        for p in fw.score:
+            if p.name in fw.window_scored_names or p.name in skipped or p.name not in raw:
+                continue
+            self.raw[p.name] = np.zeros(cap, dtype=np.int64)
+            arr, weight = raw[p.name], fw.weights[p.name]
+            if p.traits.normalize_is_identity:
+                self.identity.append((p.name, weight))
+            elif (
+                p.traits.normalize_uniform and p.traits.score_is_static
+                and bool((arr == arr[0]).all())
+            ):
+                # one value on every row so far: one constant for any window
+                self.uniform.append((p, int(arr[0]), weight))
+            else:
+                self.dense.append((p, weight))
+        self._uniform_constant(info)
+
+    def evaluated(self, rows: Rows) -> BoolArray:
+        """Which of `rows` have been evaluated (a row not yet is evaluated afresh later)."""
+        out: BoolArray = self.known[self.position[rows]]
+        return out
 
     def _uniform_constant(self, info: PodInfo) -> None:
         """Equal raw scores normalize to one value however many there are (normalize_uniform)."""
@@ -126,11 +175,15 @@ class WindowCache:
 
     def set_raw(self, row: int, raw: dict[str, int]) -> None:
         """New raw scores of one feasible row's dynamic plugins (kept uniform ones are static)."""
+        cols = self.raw
         for name, value in raw.items():
-            col = self.raw.get(name)
+            col = cols.get(name)
             if col is not None:
                 col[row] = value
-        self.fixed[row] = sum(int(self.raw[name][row]) * weight for name, weight in self.identity)
+        total = 0
+        for name, weight in self.identity:
+            total += int(cols[name][row]) * weight
+        self.fixed[row] = total
 
     def set_raws(self, info: PodInfo, rows: Rows, raw: dict[str, IntArray]) -> None:
         """New raw scores of feasible rows; a row new to the cache comes with its static scores
@@ -165,20 +218,22 @@ class WindowCache:
         fits = fw.filter_one(cs, info, snap, row, dynamic_only=was)
         if fits and not rescore:
             return False
-        self.set_feasible(row, fits)
-        one = np.array([row], dtype=np.intp)
+        if fits != was:
+            self.set_feasible(row, fits)
+        exclude = fw.window_scored_names
         if fits:
-            exclude = frozenset(fw.window_scored)
             if was and memo is not None and memo.pre_scored is not None:
                 self.set_raw(row, fw.score_one(info, snap, row, memo.pre_scored, exclude))
             else:
+                one = np.array([row], dtype=np.intp)
                 sr = fw.run_score(
                     info, snap, one, dynamic_only=was, raw_only=True, exclude=exclude
                 )
                 if was and memo is not None and fw.pre_score_assume_stable:
                     memo.pre_scored = (sr.states, sr.skipped)
                 self.set_raws(info, one, sr.raw)
-        self.pods_changed(snap, one)
+        if self.windowed:
+            self.pods_changed(snap, np.array([row], dtype=np.intp))
         return True
 
     def recheck_rows(
@@ -186,7 +241,10 @@ class WindowCache:
         last: int, rescore: bool,
     ) -> bool:
         """The last chosen row and every row an UpdateSnapshot touched (their pods changed):
-        re-filter, rescore those that fit."""
+        re-filter, rescore those that fit. Rows not evaluated yet are evaluated when reached;
+        their pods still move the kept counts."""
+        self.pods_changed(snap, rows)
+        rows = rows[self.evaluated(rows)]
         was = self.feasible[rows]
         feasible = np.zeros(len(rows), dtype=np.bool_)
         for part, dyn in ((was, True), (~was, False)):
@@ -199,20 +257,25 @@ class WindowCache:
             return False
         for r, ok in zip(rows.tolist(), feasible.tolist(), strict=True):
             self.set_feasible(r, ok)
-        exclude = frozenset(fw.window_scored)
+        exclude = fw.window_scored_names
         for part, dyn in ((was & feasible, True), (~was & feasible, False)):
             if part.any():
                 sr = fw.run_score(
                     info, snap, rows[part], dynamic_only=dyn, raw_only=True, exclude=exclude
                 )
+                if not self.classified:  # the first feasible rows (dyn is False for them)
+                    self._classify(fw, info, sr.raw, sr.states, sr.skipped)
                 self.set_raws(info, rows[part], sr.raw)
-        self.pods_changed(snap, rows)
         return True
 
     # ---- the sampled cycle a hint stands for --------------------------------------------------
-    def window(self, start: int, to_find: int) -> Window:
+    def window(
+        self, fw: Framework, info: PodInfo, snap: Snapshot, cs: CycleState, start: int,
+        to_find: int,
+    ) -> Window:
         """The first `to_find` feasible rows from position `start`, and the nodes the filter
         stage visits to find them (all when there are fewer)."""
+        self._reach(fw, info, snap, cs, start, to_find)
         fpos, n = self.fpos, len(self.order)
         m = len(fpos)
         k = int(fpos.searchsorted(start))
@@ -226,14 +289,34 @@ class WindowCache:
         w = np.concatenate((fpos[k:], fpos[: end - m]))
         return Window(self.order[w], int(w[-1]) + n - start + 1)
 
+    def _reach(
+        self, fw: Framework, info: PodInfo, snap: Snapshot, cs: CycleState, start: int,
+        to_find: int,
+    ) -> None:
+        """Make the window from `start` known: the first time, the positions from `start` on
+        (wrapping, in pieces of 2 * to_find) until `to_find` feasible are found; after that,
+        every position not known yet, at once."""
+        if self.complete:
+            return
+        n = len(self.order)
+        if self.known.any():
+            self._evaluate(fw, info, snap, cs, np.flatnonzero(~self.known))
+            return
+        piece = max(2 * to_find, 64)
+        found, pos = 0, start
+        while found < to_find and not self.complete:
+            ps = (pos + np.arange(min(piece, n - int(self.known.sum())))) % n
+            before = len(self.fpos)
+            self._evaluate(fw, info, snap, cs, np.sort(ps))
+            found += len(self.fpos) - before
+            pos = (pos + len(ps)) % n
+
     def pick(self, info: PodInfo, rows: Rows, rng: np.random.Generator) -> tuple[int, int]:
         """(row, score): PreScore-free Score, NormalizeScore, weights and selectHost over the
         window, as the cycle over exactly these feasible rows."""
         if len(rows) == 1:  # kube scores no single feasible node
             return int(rows[0]), 0
-        totals = self.fixed[rows]
-        if self.constant:
-            totals = totals + self.constant
+        totals = self.fixed[rows]  # `constant` is added to the best alone: it moves no tie
         for p, weight in self.dense:
             norm = p.normalize(self.states.get(p.name), info, self.raw[p.name][rows])
             totals = totals + norm * weight
@@ -241,4 +324,4 @@ class WindowCache:
             _, norm = wp.window_scores(state, rows)
             totals = totals + norm * weight
         best, ties = best_positions(totals)
-        return int(rows[select_host(ties, rng)]), best
+        return int(rows[select_host(ties, rng)]), best + self.constant

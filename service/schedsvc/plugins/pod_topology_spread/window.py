@@ -157,28 +157,22 @@ def window_scores(state: WindowState, rows: Rows) -> tuple[IntArray, IntArray]:
     return raw, norm
 
 
-def _weight(
-    c: WindowConstraint, scored: Rows, ids: npt.NDArray[np.integer[Any]]
-) -> float:
-    """topologyNormalizingWeight over the scored rows: their number for hostname, else the
-    number of their domains (`ids`: their value ids)."""
-    if c.per_row:
-        return math.log(len(scored) + 2)
-    domain = np.zeros(c.size, dtype=np.bool_)
-    domain[ids] = True
-    return math.log(int(np.count_nonzero(domain)) + 2)
-
-
 def _by_row(state: WindowState, rows: Rows, scored: Rows) -> IntArray:
     """Score per row: kube's running sum from 0 over the constraints, skipping a node without
-    the key (adding 0.0 there changes no sum), rounded."""
+    the key (adding 0.0 there changes no sum), rounded. The weights are PreScore's
+    topologyNormalizingWeight over the scored rows: their number for hostname, else the
+    number of their domains."""
     total: npt.NDArray[np.floating[Any]] | None = None
     for c in state.constraints:
-        weight = _weight(c, scored, scored if c.per_row else c.value_ids[scored])
         if c.per_row:
+            weight = math.log(len(scored) + 2)
             contrib = _counts(state, c)[rows] * weight + c.skew_term
         else:
-            contrib = (c.totals * weight + c.skew_term)[c.value_ids[rows]]
+            ids = c.value_ids[rows]
+            domain = np.zeros(c.size, dtype=np.bool_)
+            domain[ids if scored is rows else c.value_ids[scored]] = True
+            weight = math.log(int(np.count_nonzero(domain)) + 2)
+            contrib = (c.totals * weight + c.skew_term)[ids]
         if c.present is not None:
             contrib = np.where(c.present[rows], contrib, 0.0)
         # (0.0 + a) + b is a + b
