@@ -52,3 +52,42 @@ def test_soft_spread_signature_covers_node_inclusion_inputs(disabled: str) -> No
     assert batched >= 1
     # actual (on=batching): x1 or x2 lands elsewhere than the unbatched cycle puts it
     assert diffs == []
+
+
+HOST = "kubernetes.io/hostname"
+# the system default constraints (kube's systemDefaultConstraints) written out as a pod's own
+AS_SYSTEM_DEFAULTS = (
+    TopologySpreadConstraint(3, HOST, "ScheduleAnyway", WEB),
+    TopologySpreadConstraint(5, ZONE, "ScheduleAnyway", WEB),
+)
+
+
+@pytest.mark.xfail(strict=True, reason="review-16: sign_rescored omits requireAllTopologies "
+                   "(own constraints vs system defaults)")
+@pytest.mark.parametrize(("n", "pct"), [(9, 100), (150, None)])
+@pytest.mark.parametrize("own_first", [True, False])
+def test_own_constraints_equal_to_system_defaults_are_not_a_deployment_pod(
+    n: int, pct: int | None, own_first: bool
+) -> None:
+    """Default configuration. A pod whose own ScheduleAnyway constraints equal the system
+    defaults resolves to the same constraint list as a Deployment pod (default_selector), so
+    sign_rescored gives both one signature. But kube's PreScore requires every topology key
+    only for the pod's own constraints (requireAllTopologies): nodes without a zone label are
+    ignored (score 0) for one and scored for the other. Hinting one from the other's window
+    state moves placements and scores."""
+    own = {"cpu": 100, "memory": None, "labels": {"app": "web"},
+           "topology_spread_constraints": AS_SYSTEM_DEFAULTS}
+    deployment = {"cpu": 100, "memory": None, "labels": {"app": "web"}, "default_selector": WEB}
+    first, rest = (own, deployment) if own_first else (deployment, own)
+    cluster = [node(f"n{i}", labels=({ZONE: "ab"[i % 2]} if i % 3 else {})) for i in range(n)]
+    bound = [make_pod(f"b{i}", {"cpu": 10, "labels": {"app": "web"}, "node_name": f"n{i % 4}"})
+             for i in range(6)]
+    pods = [make_pod("x0", first)] + [make_pod(f"x{i}", rest) for i in range(1, 6)]
+    cfg: dict[str, object] = {"profiles": [{"schedulerName": "default-scheduler"}]}
+    if pct is not None:
+        cfg["percentageOfNodesToScore"] = pct
+    diffs, batched = both(cluster, [("update", SnapshotUpdate(upsert_pods=bound)),
+                                    ("pods", pods)], cfg)
+    assert batched >= 5
+    # actual: e.g. (9 nodes, own first) x1 off='n6' on='n4', x2 score off=694 on=695, ...
+    assert diffs == []
