@@ -1,4 +1,4 @@
-"""Review harness (issue 16): two engines, batching off and on, fed the same steps one pod at
+"""Batching on vs off: two engines, batching off and on, fed the same steps one pod at
 a time; every Placement field and the start index after each pod are compared."""
 
 from __future__ import annotations
