@@ -69,6 +69,8 @@ IMPLEMENTS: dict[str, frozenset[str]] = {
     "ImageLocality": frozenset({"score"}),
 }
 POINTS = ("preFilter", "filter", "preScore", "score")
+# kube's Score of these fails (`reading "PreScore<name>" from cycleState`) without their PreScore
+SCORE_NEEDS_PRE_SCORE = ("TaintToleration", "PodTopologySpread", "InterPodAffinity")
 OTHER_POINTS = (
     "preEnqueue",
     "queueSort",
@@ -225,6 +227,7 @@ def _parse_profile(
             order = [n for n in override_sorted + mp + rest if n not in NOOP_PLUGINS]
         points[point] = tuple(dict.fromkeys(order))
 
+    _check_pre_score(points, name, where)
     weights: dict[str, int] = {}
     for n, w in multipoint:
         weights[n] = w or 1
@@ -263,6 +266,18 @@ def _parse_profile(
         batching=_parse_batching(raw.get("batching"), f"{where}.batching"),
         preemption=_preemption(sets, multipoint, args),
     )
+
+
+def _check_pre_score(points: Mapping[str, tuple[str, ...]], profile: str, where: str) -> None:
+    """Refuse a score plugin whose preScore alone is disabled: kube would fail every pod that
+    reaches Score with an error, so the profile could place none of them (docs/differences.md)."""
+    for n in SCORE_NEEDS_PRE_SCORE:
+        if n in points["score"] and n not in points["preScore"]:
+            raise ConfigError(f"{where}.plugins.preScore", (
+                f"profile {profile!r} disables the preScore extension point of {n} while its "
+                f"score stays enabled: kube-scheduler would fail every pod it scores with "
+                f'error reading "PreScore{n}" from cycleState; disable {n} at score too, '
+                "or keep its preScore"))
 
 
 def _preemption(

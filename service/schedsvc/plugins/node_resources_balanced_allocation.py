@@ -86,13 +86,27 @@ class NodeResourcesBalancedAllocation:
             return SKIP
         return requests
 
-    def score(self, state: tuple[int, ...], pod: PodInfo, snap: Snapshot, rows: Rows) -> IntArray:
+    def score(
+        self, state: tuple[int, ...] | None, pod: PodInfo, snap: Snapshot, rows: Rows
+    ) -> IntArray:
+        """state None: preScore is disabled; kube's Score then computes the requests itself
+        and scores a pod requesting none of the resources 0 (what PreScore's Skip gives)."""
         if len(rows) == 1:  # batching's rescore of one node: the scalar path
             return np.array([self.score_one(state, pod, snap, int(rows[0]))], dtype=np.int64)
+        if state is None:
+            state = self._pod_requests(pod)
+            if not any(state):
+                return np.zeros(len(rows), dtype=np.int64)
         alloc, req = gather(snap, rows, self.args.resources, state, use_requested=True)
         return balanced_allocation(alloc, req)
 
-    def score_one(self, state: tuple[int, ...], pod: PodInfo, snap: Snapshot, row: int) -> int:
+    def score_one(
+        self, state: tuple[int, ...] | None, pod: PodInfo, snap: Snapshot, row: int
+    ) -> int:
+        if state is None:  # preScore disabled, as in score
+            state = self._pod_requests(pod)
+            if not any(state):
+                return 0
         a, r = gather_one(snap, row, self.args.resources, state, use_requested=True)
         return balanced_allocation_one(a, r)
 

@@ -347,13 +347,21 @@ class NodeResourcesFit:
 
     # ---- score -------------------------------------------------------------------------
     def pre_score(self, pod: PodInfo, snap: Snapshot, rows: Rows) -> tuple[int, ...]:
+        return self._score_requests(pod)
+
+    def _score_requests(self, pod: PodInfo) -> tuple[int, ...]:
         """The pod's non-zero requests (100m/200Mi per container without one), per resource."""
         nz = pod.nonzero_requests
         return tuple(nz.get(r.name, 0) for r in self.args.resources)
 
-    def score(self, state: tuple[int, ...], pod: PodInfo, snap: Snapshot, rows: Rows) -> IntArray:
+    def score(
+        self, state: tuple[int, ...] | None, pod: PodInfo, snap: Snapshot, rows: Rows
+    ) -> IntArray:
+        """state None: preScore is disabled; kube's Score then computes the requests itself."""
         if len(rows) == 1:  # batching's rescore of one node: the scalar path
             return np.array([self.score_one(state, pod, snap, int(rows[0]))], dtype=np.int64)
+        if state is None:
+            state = self._score_requests(pod)
         alloc, req = gather(snap, rows, self.args.resources, state, use_requested=False)
         strategy = self.args.strategy
         if strategy == LEAST_ALLOCATED:
@@ -362,8 +370,12 @@ class NodeResourcesFit:
             return most_allocated(alloc, req, self._weights)
         return requested_to_capacity_ratio(alloc, req, self._weights, self._shape_u, self._shape_s)
 
-    def score_one(self, state: tuple[int, ...], pod: PodInfo, snap: Snapshot, row: int) -> int:
+    def score_one(
+        self, state: tuple[int, ...] | None, pod: PodInfo, snap: Snapshot, row: int
+    ) -> int:
         """score for one row in scalar arithmetic (batching's rescore path)."""
+        if state is None:  # preScore disabled, as in score
+            state = self._score_requests(pod)
         alloc, req = gather_one(snap, row, self.args.resources, state, use_requested=False)
         weights = self._weight_list
         strategy = self.args.strategy
