@@ -176,12 +176,13 @@ def test_batching_on_and_off_agree_at_ten_percent(
 # ---- the window against the filter stage it stands for ----------------------------------------
 
 @settings(max_examples=150, deadline=None)
-@given(st.lists(st.booleans(), min_size=1, max_size=60), st.data())
+@given(st.lists(st.booleans(), min_size=1, max_size=300), st.data())
 def test_the_window_is_the_filter_stages_feasible_nodes_and_processed_count(
     feasible: list[bool], data: st.DataObject,
 ) -> None:
     """For any feasible pattern, start index and number to find (N equal to the feasible count
-    included), the window and its `processed` are what find_nodes_that_fit returns."""
+    included), the window and its `processed` are what find_nodes_that_fit returns: the
+    first window evaluated alone (pieces of 2N from the start), the rest at the next."""
     from schedsvc.engine.filtering import find_nodes_that_fit
     from schedsvc.engine.window_cache import WindowCache
     from schedsvc.framework.podinfo import pod_info
@@ -254,3 +255,26 @@ def test_pods_bound_where_the_run_may_not_go_do_not_count_in_its_domains() -> No
     on, batched = play(cluster, steps, batching=True, rescore=True, config=config(None))
     assert on == off
     assert batched >= 48
+
+
+def test_churn_on_nodes_no_hint_has_evaluated_yet_is_seen_when_they_are() -> None:
+    """The first hint of a run evaluates only what its window needs; an UpdateSnapshot then
+    fills nodes outside it. Those rows are not re-checked (nothing was kept for them) but
+    evaluated afresh by the next hint, which evaluates every node not known yet."""
+    cluster = [node(f"n{i}", cpu=1000, labels={ZONE_KEY: "abc"[i % 3]}) for i in range(300)]
+    web = {"cpu": 300, "memory": None, "labels": {"app": "web"}, "default_selector": WEB}
+    steps = [
+        Step("schedule", ([make_pod(f"p{i}", web) for i in range(2)], False)),
+        *(Step("bind", make_pod(f"b{i}", {"cpu": 1000, "node_name": f"n{i}"}))
+          for i in range(0, 100, 3)),
+        # pods that leave their nodes feasible: their rows are dirty, not yet evaluated
+        *(Step("bind", make_pod(f"s{i}", {"cpu": 100, "node_name": f"n{i}"}))
+          for i in range(1, 100, 3)),
+        Step("schedule", ([make_pod(f"q{i}", web) for i in range(120)], False)),
+    ]
+    off, _ = play(cluster, steps, batching=False, rescore=True, config=config(10))
+    on, batched = play(cluster, steps, batching=True, rescore=True, config=config(10))
+    assert on == off
+    assert batched >= 120
+    filled = {f"n{i}" for i in range(0, 100, 3)}
+    assert not any(name in filled for _, name, *_ in on)
