@@ -238,7 +238,8 @@ def test_a_node_revived_by_churn_brings_its_taint_penalty_into_the_window_scores
 def test_pods_bound_where_the_run_may_not_go_do_not_count_in_its_domains() -> None:
     """nodeAffinityPolicy Honor: a domain's total counts only nodes matching the pod's node
     selector. Pods of the Deployment bound by an UpdateSnapshot onto other nodes of a zone
-    change their rows' counts, and the kept totals must leave them out, as PreScore does."""
+    change their rows' counts, and the kept totals must leave them out, as PreScore does,
+    while those bound where the run may go move their zone's total."""
     cluster = [node(f"n{i}", labels={"disk": "ssd" if i % 2 else "hdd",
                                      ZONE_KEY: "abc"[(i // 10) % 3]}) for i in range(150)]
     web = {"cpu": 100, "memory": None, "labels": {"app": "web"}, "default_selector": WEB,
@@ -249,6 +250,9 @@ def test_pods_bound_where_the_run_may_not_go_do_not_count_in_its_domains() -> No
                                           "node_name": f"n{2 * i}"})) for i in range(5)),
         *(Step("bind", make_pod(f"c{i}", {**web, "node_selector": {},
                                           "node_name": f"n{30 + 2 * i}"})) for i in range(5)),
+        # and some where it may: their zone's total moves by them
+        *(Step("bind", make_pod(f"d{i}", {**web, "node_name": f"n{2 * i + 1}"}))
+          for i in range(5)),
         Step("schedule", ([make_pod(f"q{i}", web) for i in range(40)], False)),
     ]
     off, _ = play(cluster, steps, batching=False, rescore=True, config=config(None))
@@ -278,3 +282,15 @@ def test_churn_on_nodes_no_hint_has_evaluated_yet_is_seen_when_they_are() -> Non
     assert batched >= 120
     filled = {f"n{i}" for i in range(0, 100, 3)}
     assert not any(name in filled for _, name, *_ in on)
+
+
+def test_soft_spread_false_turns_deployment_batching_off_and_leaves_plain_pods_hinted() -> None:
+    cluster = [node(f"n{i}", labels={ZONE_KEY: "abc"[i % 3]}) for i in range(150)]
+    web = {"cpu": 100, "memory": None, "labels": {"app": "web"}, "default_selector": WEB}
+    cfg = {"profiles": [{"schedulerName": "default-scheduler",
+                         "batching": {"softSpread": False}}]}
+    deployment = [Step("schedule", ([make_pod(f"p{i}", web) for i in range(10)], False))]
+    plain = [Step("schedule", ([make_pod(f"p{i}", {"cpu": 100}) for i in range(10)], False))]
+    assert play(cluster, deployment, batching=True, rescore=True, config=cfg)[1] == 0
+    assert play(cluster, deployment, batching=True, rescore=True, config=config(None))[1] == 9
+    assert play(cluster, plain, batching=True, rescore=True, config=cfg)[1] == 9
