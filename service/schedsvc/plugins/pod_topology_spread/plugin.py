@@ -115,16 +115,28 @@ class PodTopologySpread:
         """A signature for batching that scores this plugin per window (our extension,
         `batching.softSpread`): soft constraints only change scores, which window.py
         recomputes exactly from kept counts. Hard constraints change feasibility across
-        nodes, so they stay unsignable. The score reads the pod's
-        namespace, labels (self-match) and resolved constraints; node affinity and tolerations
-        (for the Honor policies) are signed by their own plugins."""
+        nodes, so they stay unsignable. The score reads the pod's namespace, labels
+        (self-match), resolved constraints, whether they need every topology key (the pod's
+        own constraints do, the system defaults do not, even when they are equal), and, for
+        the Honor policies, its node selector, node affinity and tolerations: signed here too,
+        since a profile may disable the plugins that would otherwise sign them."""
         p = pod.pod
         if self.constraints(p, DO_NOT_SCHEDULE):
             return None
         soft = self.constraints(p, SCHEDULE_ANYWAY)
         if not soft:
             return self.sign(pod)
-        return repr((p.namespace, sorted(p.labels.items()), soft)).encode()
+        honored: list[object] = []
+        if any(c.honor_affinity for c in soft):
+            honored += [
+                sorted(p.node_selector.items()),
+                p.affinity.node_affinity if p.affinity is not None else None,
+            ]
+        if any(c.honor_taints for c in soft):
+            honored.append(p.tolerations)
+        return repr(
+            (p.namespace, sorted(p.labels.items()), soft, self._require_all(p), honored)
+        ).encode()
 
 
 def new(args: Mapping[str, Any] | None) -> PodTopologySpread:
