@@ -176,12 +176,13 @@ def test_batching_on_and_off_agree_at_ten_percent(
 # ---- the window against the filter stage it stands for ----------------------------------------
 
 @settings(max_examples=150, deadline=None)
-@given(st.lists(st.booleans(), min_size=1, max_size=60), st.data())
+@given(st.lists(st.booleans(), min_size=1, max_size=300), st.data())
 def test_the_window_is_the_filter_stages_feasible_nodes_and_processed_count(
     feasible: list[bool], data: st.DataObject,
 ) -> None:
     """For any feasible pattern, start index and number to find (N equal to the feasible count
-    included), the window and its `processed` are what find_nodes_that_fit returns."""
+    included), the window and its `processed` are what find_nodes_that_fit returns: the
+    first window evaluated alone (pieces of 2N from the start), the rest at the next."""
     from schedsvc.engine.filtering import find_nodes_that_fit
     from schedsvc.engine.window_cache import WindowCache
     from schedsvc.framework.podinfo import pod_info
@@ -237,7 +238,8 @@ def test_a_node_revived_by_churn_brings_its_taint_penalty_into_the_window_scores
 def test_pods_bound_where_the_run_may_not_go_do_not_count_in_its_domains() -> None:
     """nodeAffinityPolicy Honor: a domain's total counts only nodes matching the pod's node
     selector. Pods of the Deployment bound by an UpdateSnapshot onto other nodes of a zone
-    change their rows' counts, and the kept totals must leave them out, as PreScore does."""
+    change their rows' counts, and the kept totals must leave them out, as PreScore does,
+    while those bound where the run may go move their zone's total."""
     cluster = [node(f"n{i}", labels={"disk": "ssd" if i % 2 else "hdd",
                                      ZONE_KEY: "abc"[(i // 10) % 3]}) for i in range(150)]
     web = {"cpu": 100, "memory": None, "labels": {"app": "web"}, "default_selector": WEB,
@@ -248,9 +250,47 @@ def test_pods_bound_where_the_run_may_not_go_do_not_count_in_its_domains() -> No
                                           "node_name": f"n{2 * i}"})) for i in range(5)),
         *(Step("bind", make_pod(f"c{i}", {**web, "node_selector": {},
                                           "node_name": f"n{30 + 2 * i}"})) for i in range(5)),
+        # and some where it may: their zone's total moves by them
+        *(Step("bind", make_pod(f"d{i}", {**web, "node_name": f"n{2 * i + 1}"}))
+          for i in range(5)),
         Step("schedule", ([make_pod(f"q{i}", web) for i in range(40)], False)),
     ]
     off, _ = play(cluster, steps, batching=False, rescore=True, config=config(None))
     on, batched = play(cluster, steps, batching=True, rescore=True, config=config(None))
     assert on == off
     assert batched >= 48
+
+
+def test_churn_on_nodes_no_hint_has_evaluated_yet_is_seen_when_they_are() -> None:
+    """The first hint of a run evaluates only what its window needs; an UpdateSnapshot then
+    fills nodes outside it. Those rows are not re-checked (nothing was kept for them) but
+    evaluated afresh by the next hint, which evaluates every node not known yet."""
+    cluster = [node(f"n{i}", cpu=1000, labels={ZONE_KEY: "abc"[i % 3]}) for i in range(300)]
+    web = {"cpu": 300, "memory": None, "labels": {"app": "web"}, "default_selector": WEB}
+    steps = [
+        Step("schedule", ([make_pod(f"p{i}", web) for i in range(2)], False)),
+        *(Step("bind", make_pod(f"b{i}", {"cpu": 1000, "node_name": f"n{i}"}))
+          for i in range(0, 100, 3)),
+        # pods that leave their nodes feasible: their rows are dirty, not yet evaluated
+        *(Step("bind", make_pod(f"s{i}", {"cpu": 100, "node_name": f"n{i}"}))
+          for i in range(1, 100, 3)),
+        Step("schedule", ([make_pod(f"q{i}", web) for i in range(120)], False)),
+    ]
+    off, _ = play(cluster, steps, batching=False, rescore=True, config=config(10))
+    on, batched = play(cluster, steps, batching=True, rescore=True, config=config(10))
+    assert on == off
+    assert batched >= 120
+    filled = {f"n{i}" for i in range(0, 100, 3)}
+    assert not any(name in filled for _, name, *_ in on)
+
+
+def test_soft_spread_false_turns_deployment_batching_off_and_leaves_plain_pods_hinted() -> None:
+    cluster = [node(f"n{i}", labels={ZONE_KEY: "abc"[i % 3]}) for i in range(150)]
+    web = {"cpu": 100, "memory": None, "labels": {"app": "web"}, "default_selector": WEB}
+    cfg = {"profiles": [{"schedulerName": "default-scheduler",
+                         "batching": {"softSpread": False}}]}
+    deployment = [Step("schedule", ([make_pod(f"p{i}", web) for i in range(10)], False))]
+    plain = [Step("schedule", ([make_pod(f"p{i}", {"cpu": 100}) for i in range(10)], False))]
+    assert play(cluster, deployment, batching=True, rescore=True, config=cfg)[1] == 0
+    assert play(cluster, deployment, batching=True, rescore=True, config=config(None))[1] == 9
+    assert play(cluster, plain, batching=True, rescore=True, config=cfg)[1] == 9
