@@ -23,14 +23,13 @@ from __future__ import annotations
 import dataclasses
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
-from enum import StrEnum
 
 import numpy as np
 
 from ..framework import Rows
 from ..framework.podinfo import PodInfo
 from ..framework.snapshot import Snapshot
+from .batch_types import BatchAttempt, FlushReason, HintResult, LastCycle
 from .observer import Observer
 from .run_memo import RunMemo
 from .runtime import CycleState, Framework, ScoreResult
@@ -39,50 +38,6 @@ from .signature import PodSigner
 from .window_cache import WindowCache
 
 __all__ = ["FlushReason", "BatchAttempt", "HintResult", "OpportunisticBatch"]
-
-
-class FlushReason(StrEnum):
-    """Why the batch state was dropped: kube's metrics.BatchFlush* values."""
-
-    POD_SKIPPED = "pod_skipped"
-    POD_FAILED = "pod_failed"
-    POD_INCOMPATIBLE = "pod_incompatible"
-    EXPIRED = "expired"
-    NODE_MISSING = "node_missing"
-    NODE_NOT_FULL = "node_not_full"
-    EMPTY_LIST = "empty_list"
-    POD_NOT_BATCHABLE = "pod_not_batchable"
-    # ours: an UpdateSnapshot may have changed any node, so cached scores are no longer exact
-    SNAPSHOT_CHANGED = "snapshot_changed"
-    # ours: a node change left the visiting order other than "rows ascending, rotated", which
-    # ScoreCache keys its rows by (a cache built under such an order is a WindowCache)
-    VISITING_ORDER = "visiting_order"
-
-
-class BatchAttempt(StrEnum):
-    """What came of one pod's attempt: kube's metrics.BatchAttempt* values."""
-
-    HINT = "hint"
-    NO_HINT = "no_hint"
-    HINT_USED = "hint_used"
-    HINT_NOT_USED = "hint_not_used"
-
-
-@dataclass(slots=True)
-class HintResult:
-    row: int | None
-    score: int = 0
-    processed: int = 0  # nodes the cycle the hint stands for visits (the start index moves)
-
-
-@dataclass(slots=True)
-class _LastCycle:
-    """kube's schedulingCycle: the last cycle this profile ran and where its pod went."""
-
-    cycle: int = -1
-    row: int = -1
-    name: str = ""
-    succeeded: bool = False
 
 
 class OpportunisticBatch:
@@ -106,7 +61,7 @@ class OpportunisticBatch:
         self.compact_min = compact_min
         self.signer = PodSigner(fw, fw.profile.batching.soft_spread)
         self.state: ScoreCache | WindowCache | None = None
-        self.last = _LastCycle()
+        self.last = LastCycle()
         self._signature: tuple[int, bytes | None, bool] = (-1, None, False)
         self._run: RunMemo | None = None
         self._hinted: tuple[int, int] = (-1, -1)  # (cycle, row) of the last hint given
@@ -140,7 +95,7 @@ class OpportunisticBatch:
             self._rescore_all |= nodes_changed
 
     def _set_cycle(self, cycle: int, row: int, name: str, succeeded: bool) -> None:
-        self.last = _LastCycle(cycle, row, name, succeeded)
+        self.last = LastCycle(cycle, row, name, succeeded)
 
     # ---- GetNodeHint ------------------------------------------------------------------------
     def get_node_hint(
