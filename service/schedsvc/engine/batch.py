@@ -193,11 +193,7 @@ class OpportunisticBatch:
             ok = self._recheck(info, snap, cs, st, row)
         else:
             ok = self._recheck_last(info, snap, cs, st, row)
-        if not ok:
-            self._flush(FlushReason.NODE_NOT_FULL)
-            return False
-        if st.nlive == 0:
-            self._flush(FlushReason.EMPTY_LIST)
+        if not self._still_hintable(ok, st.nlive):
             return False
         if self._rescore_all:
             # a node-set change moved ImageLocality's spread for every node
@@ -230,10 +226,17 @@ class OpportunisticBatch:
             ok = st.recheck_rows(self.fw, info, snap, cs, rows, row, self.rescore)
         else:
             ok = st.recheck_last(self.fw, info, snap, cs, row, self.rescore, self._run)
-        if not ok:
+        if not self._still_hintable(ok, st.nlive):
+            return False
+        return True
+
+    def _still_hintable(self, recheck_ok: bool, nlive: int) -> bool:
+        """After the rescore path's recheck: flush as kube would when the last node can still
+        take pods and rescoring is off (node_not_full), or no node is left (empty_list)."""
+        if not recheck_ok:
             self._flush(FlushReason.NODE_NOT_FULL)
             return False
-        if st.nlive == 0:
+        if nlive == 0:
             self._flush(FlushReason.EMPTY_LIST)
             return False
         return True
