@@ -23,14 +23,13 @@ from __future__ import annotations
 import dataclasses
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
-from enum import StrEnum
 
 import numpy as np
 
 from ..framework import Rows
 from ..framework.podinfo import PodInfo
 from ..framework.snapshot import Snapshot
+from .batch_types import BatchAttempt, FlushReason, HintResult, LastCycle
 from .observer import Observer
 from .run_memo import RunMemo
 from .runtime import CycleState, Framework, ScoreResult
@@ -39,50 +38,6 @@ from .signature import PodSigner
 from .window_cache import WindowCache
 
 __all__ = ["FlushReason", "BatchAttempt", "HintResult", "OpportunisticBatch"]
-
-
-class FlushReason(StrEnum):
-    """Why the batch state was dropped: kube's metrics.BatchFlush* values."""
-
-    POD_SKIPPED = "pod_skipped"
-    POD_FAILED = "pod_failed"
-    POD_INCOMPATIBLE = "pod_incompatible"
-    EXPIRED = "expired"
-    NODE_MISSING = "node_missing"
-    NODE_NOT_FULL = "node_not_full"
-    EMPTY_LIST = "empty_list"
-    POD_NOT_BATCHABLE = "pod_not_batchable"
-    # ours: an UpdateSnapshot may have changed any node, so cached scores are no longer exact
-    SNAPSHOT_CHANGED = "snapshot_changed"
-    # ours: a node change left the visiting order other than "rows ascending, rotated", which
-    # ScoreCache keys its rows by (a cache built under such an order is a WindowCache)
-    VISITING_ORDER = "visiting_order"
-
-
-class BatchAttempt(StrEnum):
-    """What came of one pod's attempt: kube's metrics.BatchAttempt* values."""
-
-    HINT = "hint"
-    NO_HINT = "no_hint"
-    HINT_USED = "hint_used"
-    HINT_NOT_USED = "hint_not_used"
-
-
-@dataclass(slots=True)
-class HintResult:
-    row: int | None
-    score: int = 0
-    processed: int = 0  # nodes the cycle the hint stands for visits (the start index moves)
-
-
-@dataclass(slots=True)
-class _LastCycle:
-    """kube's schedulingCycle: the last cycle this profile ran and where its pod went."""
-
-    cycle: int = -1
-    row: int = -1
-    name: str = ""
-    succeeded: bool = False
 
 
 class OpportunisticBatch:
@@ -106,7 +61,7 @@ class OpportunisticBatch:
         self.compact_min = compact_min
         self.signer = PodSigner(fw, fw.profile.batching.soft_spread)
         self.state: ScoreCache | WindowCache | None = None
-        self.last = _LastCycle()
+        self.last = LastCycle()
         self._signature: tuple[int, bytes | None, bool] = (-1, None, False)
         self._run: RunMemo | None = None
         self._hinted: tuple[int, int] = (-1, -1)  # (cycle, row) of the last hint given
@@ -140,7 +95,7 @@ class OpportunisticBatch:
             self._rescore_all |= nodes_changed
 
     def _set_cycle(self, cycle: int, row: int, name: str, succeeded: bool) -> None:
-        self.last = _LastCycle(cycle, row, name, succeeded)
+        self.last = LastCycle(cycle, row, name, succeeded)
 
     # ---- GetNodeHint ------------------------------------------------------------------------
     def get_node_hint(
@@ -238,11 +193,7 @@ class OpportunisticBatch:
             ok = self._recheck(info, snap, cs, st, row)
         else:
             ok = self._recheck_last(info, snap, cs, st, row)
-        if not ok:
-            self._flush(FlushReason.NODE_NOT_FULL)
-            return False
-        if st.nlive == 0:
-            self._flush(FlushReason.EMPTY_LIST)
+        if not self._still_hintable(ok, st.nlive):
             return False
         if self._rescore_all:
             # a node-set change moved ImageLocality's spread for every node
@@ -275,10 +226,17 @@ class OpportunisticBatch:
             ok = st.recheck_rows(self.fw, info, snap, cs, rows, row, self.rescore)
         else:
             ok = st.recheck_last(self.fw, info, snap, cs, row, self.rescore, self._run)
-        if not ok:
+        if not self._still_hintable(ok, st.nlive):
+            return False
+        return True
+
+    def _still_hintable(self, recheck_ok: bool, nlive: int) -> bool:
+        """After the rescore path's recheck: flush as kube would when the last node can still
+        take pods and rescoring is off (node_not_full), or no node is left (empty_list)."""
+        if not recheck_ok:
             self._flush(FlushReason.NODE_NOT_FULL)
             return False
-        if st.nlive == 0:
+        if nlive == 0:
             self._flush(FlushReason.EMPTY_LIST)
             return False
         return True

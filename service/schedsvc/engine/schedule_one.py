@@ -18,7 +18,7 @@ from ..framework import Rows
 from ..framework.podinfo import PodInfo, pod_info
 from ..framework.snapshot import Snapshot
 from ..model import Outcome, Pod, with_node
-from .batch import HintResult
+from .batch_types import HintResult
 from .filtering import (
     Diagnosis,
     NominatedPods,

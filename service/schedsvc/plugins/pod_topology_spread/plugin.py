@@ -60,13 +60,16 @@ class PodTopologySpread:
 
     # ---- score -------------------------------------------------------------------------------
     def pre_score(self, pod: PodInfo, snap: Snapshot, rows: Rows) -> Any | Skip:
-        p = pod.pod
+        soft = self._scored_constraints(pod.pod, snap)
+        if soft is None:
+            return SKIP
+        return scoring.pre_score(pod, snap, rows, soft, self._require_all(pod.pod))
+
+    def _scored_constraints(self, p: Pod, snap: Snapshot) -> list[Constraint] | None:
+        """The soft constraints PreScore scores by, or None when it skips the pod."""
         if snap.num_nodes == 0:
-            return SKIP
-        constraints = self.constraints(p, SCHEDULE_ANYWAY)
-        if not constraints:
-            return SKIP
-        return scoring.pre_score(pod, snap, rows, constraints, self._require_all(p))
+            return None
+        return self.constraints(p, SCHEDULE_ANYWAY) or None
 
     def _require_all(self, p: Pod) -> bool:
         # Only non-system-default spreading needs every topology key on a node, so nodes
@@ -84,13 +87,10 @@ class PodTopologySpread:
 
     # ---- batching: scores per window -----------------------------------------------------
     def window_state(self, pod: PodInfo, snap: Snapshot, rows: Rows) -> Any | Skip:
-        p = pod.pod
-        if snap.num_nodes == 0:
+        soft = self._scored_constraints(pod.pod, snap)
+        if soft is None:
             return SKIP
-        constraints = self.constraints(p, SCHEDULE_ANYWAY)
-        if not constraints:
-            return SKIP
-        return window.window_state(pod, snap, rows, constraints, self._require_all(p))
+        return window.window_state(pod, snap, rows, soft, self._require_all(pod.pod))
 
     def window_sync(self, state: Any, snap: Snapshot, rows: Rows) -> None:
         assert isinstance(state, window.WindowState)

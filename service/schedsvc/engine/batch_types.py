@@ -1,0 +1,53 @@
+"""What batching says about itself: why a state was flushed and what came of an attempt (kube's
+metrics.BatchFlush* and BatchAttempt* values), a hint, and the last cycle a profile ran."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+
+__all__ = ["FlushReason", "BatchAttempt", "HintResult", "LastCycle"]
+
+
+class FlushReason(StrEnum):
+    """Why the batch state was dropped: kube's metrics.BatchFlush* values."""
+
+    POD_SKIPPED = "pod_skipped"
+    POD_FAILED = "pod_failed"
+    POD_INCOMPATIBLE = "pod_incompatible"
+    EXPIRED = "expired"
+    NODE_MISSING = "node_missing"
+    NODE_NOT_FULL = "node_not_full"
+    EMPTY_LIST = "empty_list"
+    POD_NOT_BATCHABLE = "pod_not_batchable"
+    # ours: an UpdateSnapshot may have changed any node, so cached scores are no longer exact
+    SNAPSHOT_CHANGED = "snapshot_changed"
+    # ours: a node change left the visiting order other than "rows ascending, rotated", which
+    # ScoreCache keys its rows by (a cache built under such an order is a WindowCache)
+    VISITING_ORDER = "visiting_order"
+
+
+class BatchAttempt(StrEnum):
+    """What came of one pod's attempt: kube's metrics.BatchAttempt* values."""
+
+    HINT = "hint"
+    NO_HINT = "no_hint"
+    HINT_USED = "hint_used"
+    HINT_NOT_USED = "hint_not_used"
+
+
+@dataclass(slots=True)
+class HintResult:
+    row: int | None
+    score: int = 0
+    processed: int = 0  # nodes the cycle the hint stands for visits (the start index moves)
+
+
+@dataclass(slots=True)
+class LastCycle:
+    """kube's schedulingCycle: the last cycle this profile ran and where its pod went."""
+
+    cycle: int = -1
+    row: int = -1
+    name: str = ""
+    succeeded: bool = False
