@@ -60,6 +60,10 @@ class WindowCache:
     skipped: set[str]
     pending: bool = False  # stored, not yet built (see pending_for)
     dead: int = 0  # tombstones in fpos
+    # `fixed` of every feasible row while they are all equal (None before the first, or
+    # once two differ): with nothing dense or windowed, every window is then one tie
+    level: int | None = None
+    uneven: bool = False
 
     # per position: evaluated. The first hint evaluates what its window needs (about a
     # cycle's work), the second every other node at once: a run of two pays about a cycle,
@@ -212,6 +216,8 @@ class WindowCache:
         for name, weight in self.identity:
             total += int(cols[name][row]) * weight
         self.fixed[row] = total
+        if total != self.level:
+            self.uneven = True
 
     def set_raws(self, info: PodInfo, rows: Rows, raw: dict[str, IntArray]) -> None:
         """New raw scores of feasible rows; a row new to the cache comes with its static scores
@@ -224,6 +230,11 @@ class WindowCache:
         for name, weight in self.identity:
             total += self.raw[name][rows] * weight
         self.fixed[rows] = total
+        if not self.uneven and len(rows):
+            if self.level is None:
+                self.level = int(total[0])
+            if bool((total != self.level).any()):
+                self.uneven = True
         broken = [u for u in self.uniform if u[0].name in raw and (raw[u[0].name] != u[1]).any()]
         if broken:
             self.uniform = [u for u in self.uniform if u not in broken]
@@ -352,6 +363,9 @@ class WindowCache:
         window, as the cycle over exactly these feasible rows."""
         if len(rows) == 1:  # kube scores no single feasible node
             return int(rows[0]), 0
+        if not self.uneven and self.level is not None and not self.dense and not self.windowed:
+            # every total is `level`: the draw among them all, without building them
+            return int(rows[select_host(range(len(rows)), rng)]), self.level + self.constant
         totals = self.fixed[rows]  # `constant` is added to the best alone: it moves no tie
         for p, weight in self.dense:
             norm = p.normalize(self.states.get(p.name), info, self.raw[p.name][rows])
