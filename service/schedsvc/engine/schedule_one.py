@@ -17,7 +17,7 @@ import numpy as np
 from ..framework import Rows
 from ..framework.podinfo import PodInfo, pod_info
 from ..framework.snapshot import Snapshot
-from ..model import Outcome, Pod, with_node
+from ..model import Outcome, Pod
 from .batch_types import HintResult
 from .filtering import (
     Diagnosis,
@@ -141,7 +141,7 @@ def schedule_pod(c: Cluster, pod: Pod, dry_run: bool) -> Placement:
         node = snap.node(hint.row).name
         if not dry_run:
             before = snap.generation
-            snap.add_pod(with_node(pod, node), node, assumed=True, info=info)
+            snap.add_pod(pod, node, assumed=True, info=info)
             batch.assumed(before, snap.generation)
         batch.hint_used(cycle, hint.row, node)
         obs.scheduled(fw.name, "scheduled", time.perf_counter() - started)
@@ -240,7 +240,7 @@ def place(
     node = snap.node(row).name
     if not dry_run:
         before = snap.generation
-        snap.add_pod(with_node(pod, node), node, assumed=True, info=info)
+        snap.add_pod(pod, node, assumed=True, info=info)
         c.batches[fw.name].assumed(before, snap.generation)
     c.engine.observer.scheduled(fw.name, "scheduled", time.perf_counter() - started)
     return Placement(
