@@ -39,9 +39,9 @@ def gather_one(
         # _BASE_RESOURCES lead every column block, and compaction keeps them in place)
         allocatable = snap.allocatable[row].tolist()
         used = (snap.requested if use_requested else snap.nonzero_requested)[row].tolist()
-        alloc = [allocatable[j] for j in cols]
-        return alloc, [
-            used[j] + r if a != 0 else 0 for j, a, r in zip(cols, alloc, pod_requests, strict=True)
+        fixed = [allocatable[j] for j in cols]
+        return fixed, [
+            used[j] + r if a != 0 else 0 for j, a, r in zip(cols, fixed, pod_requests, strict=True)
         ]
     # one row of each column block as Python ints: indexing numpy element by element costs more
     allocatable = snap.allocatable[row].tolist()
