@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
+import numpy as np
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -163,13 +164,15 @@ def test_rows_are_journaled_only_while_a_cache_is_parked() -> None:
     from schedsvc.engine.window_cache import WindowCache
 
     p = ParkedStates()
+    alive = np.ones(10, dtype=np.bool_)
+    alive[4] = False
     p.changed([1, 2])  # nothing parked: nothing kept
     cache = dataclasses.replace(WindowCache.pending_for(b"s", 0.0), pending=False)
     p.park(cache, {5})
-    p.changed([3])
-    got = p.resume(b"s")
-    assert got is not None and got[1] == {3, 5}
-    assert p.resume(b"s") is None  # taken
+    p.changed([3, 4, 3])
+    got = p.resume(b"s", alive)
+    assert got is not None and got[1].tolist() == [3, 5]  # once each, ascending, live only
+    assert p.resume(b"s", alive) is None  # taken
     # a cache that missed more rows than the journal keeps is dropped
     p.park(cache, set())
     p.changed(range(MAX_JOURNAL + 1))

@@ -279,9 +279,9 @@ class OpportunisticBatch:
             else:
                 self._park()
                 self._flush(FlushReason.POD_INCOMPATIBLE)
-        resumed = self.parked.resume(sig)
+        resumed = self.parked.resume(sig, snap.alive)
         assert resumed is not None
-        st, rows = resumed
+        st, live = resumed
         if self.clock() > st.created + self.max_age or st.order is not snap.order:
             return False
         cs = self._cycle_state(info, snap, sig)
@@ -289,8 +289,6 @@ class OpportunisticBatch:
             return False
         self.state = st
         self._dirty, self._dirty_nodes, self._rescore_all = set(), set(), False
-        live: Rows = np.unique(np.fromiter(rows, dtype=np.intp, count=len(rows)))
-        live = live[snap.alive[live]]
         st.recheck_rows(self.fw, info, snap, cs, live, -1, True)
         self.resumed_runs += 1
         return self._still_hintable(True, st.nlive)

@@ -17,6 +17,10 @@ from collections import OrderedDict
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+import numpy as np
+
+from ..framework import Rows
+from ..framework.snapshot import BoolArray
 from .window_cache import WindowCache
 
 __all__ = ["ParkedStates"]
@@ -79,11 +83,14 @@ class ParkedStates:
         self._parked.clear()
         self._journal.clear()
 
-    def resume(self, signature: bytes) -> tuple[WindowCache, set[int]] | None:
-        """The parked cache of `signature` and every row changed since it was parked."""
+    def resume(self, signature: bytes, alive: BoolArray) -> tuple[WindowCache, Rows] | None:
+        """The parked cache of `signature` and the live rows changed since it was parked,
+        ascending (`alive`: the snapshot's per-row liveness)."""
         p = self._parked.pop(signature, None)
         if p is None:
             return None
-        rows = p.pending
-        rows.update(self._journal[p.since - self._base:])
+        changed = np.zeros(len(alive), dtype=np.bool_)
+        changed[np.array(self._journal[p.since - self._base:], dtype=np.intp)] = True
+        changed[np.array(list(p.pending), dtype=np.intp)] = True
+        rows: Rows = np.flatnonzero(changed & alive)
         return p.cache, rows

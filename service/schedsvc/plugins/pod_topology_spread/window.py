@@ -132,7 +132,9 @@ def window_sync(state: WindowState, rows: Rows) -> None:
             if c.per_row or c.key != key:
                 continue
             ok = c.eligible[rows] & (delta != 0)
-            np.add.at(c.totals, c.value_ids[rows[ok]], delta[ok])
+            # per domain, the sum of its rows' deltas (np.add.at is many times slower)
+            moved = np.bincount(c.value_ids[rows[ok]], weights=delta[ok], minlength=c.size)
+            c.totals += moved.astype(np.int64)
 
 
 def window_scores(state: WindowState, rows: Rows) -> tuple[IntArray, IntArray]:
