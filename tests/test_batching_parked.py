@@ -177,3 +177,27 @@ def test_rows_are_journaled_only_while_a_cache_is_parked() -> None:
     p.park(cache, set())
     p.changed(range(MAX_JOURNAL + 1))
     assert b"s" not in p
+
+
+def test_a_resume_is_as_fresh_as_a_new_cache() -> None:
+    """maxBatchAge counts from a cache's last full re-validation: a resume re-evaluates every
+    row that changed, so it restarts the age; a cache parked longer than the age is dropped."""
+    cluster = [node(f"n{i}", labels={ZONE_KEY: "abc"[i % 3]}) for i in range(150)]
+    engine = Engine(parse_config(config(None)), seed=7, batching_enabled=True)
+    c = engine.cluster("x")
+    c.update(SnapshotUpdate(upsert_nodes=cluster))
+    now = [0.0]
+    for b in c.batches.values():
+        b.clock = lambda: now[0]
+    b = c.batches["default-scheduler"]
+    try:
+        for r in range(6):  # A and B alternate, 0.2 s apart: each returns within 0.5 s
+            for k in range(2):
+                c.schedule([pod(f"p{r}{k}{j}", **deployment(k)) for j in range(3)])
+                now[0] += 0.2
+        assert b.resumed_runs == 10  # every return after the first round
+        now[0] += 0.6  # parked longer than maxBatchAge
+        c.schedule([pod(f"late{j}", **deployment(0)) for j in range(3)])
+        assert b.resumed_runs == 10
+    finally:
+        engine.close()

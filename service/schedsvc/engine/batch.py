@@ -290,6 +290,7 @@ class OpportunisticBatch:
         self.state = st
         self._dirty, self._dirty_nodes, self._rescore_all = set(), set(), False
         st.recheck_rows(self.fw, info, snap, cs, live, -1, True)
+        st.created = self.clock()  # every row that changed is re-evaluated: as fresh as new
         self.resumed_runs += 1
         return self._still_hintable(True, st.nlive)
 
