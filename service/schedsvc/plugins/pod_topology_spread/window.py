@@ -98,8 +98,8 @@ def window_state(
             ).astype(np.int64)
         present = col.ids >= 0
         out.append(WindowConstraint(
-            per_row=per_row, value_ids=vids.astype(np.intp), size=size, skew_term=float(c.max_skew - 1),
-            key=key, present=None if bool(present[rows].all()) else present,
+            per_row=per_row, value_ids=vids.astype(np.intp), size=size,
+            skew_term=float(c.max_skew - 1), key=key, present=None if bool(present[rows].all()) else present,
             eligible=eligible, totals=totals,
         ))
     return WindowState(
