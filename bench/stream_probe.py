@@ -99,12 +99,13 @@ def unary(stub: pb_grpc.ScheduleServiceStub, reqs: list[pb.ScheduleRequest]) -> 
 def run_tree(tree: str, port: int, args: argparse.Namespace) -> list[float]:
     env = dict(os.environ, PYTHONPATH=f"{tree}/service")
     env.update(dict(kv.split("=", 1) for kv in args.env))
-    # PROBE_SCRIPT: a script that runs schedsvc.cli.main itself (e.g. with a profiler around it)
+    # PROBE_SCRIPT: a script that runs schedsvc.cli.main itself (e.g. with a profiler around it);
+    # PROBE_PREFIX: a command line before the server's (e.g. valgrind --tool=callgrind ...)
     script = os.environ.get("PROBE_SCRIPT")
     main_ = "import sys; from schedsvc.cli import main; sys.exit(main())"
     launcher = [script] if script else ["-c", main_]
     srv = subprocess.Popen(
-        [sys.executable, *launcher, "serve", "--address", f"127.0.0.1:{port}",
+        [*os.environ.get("PROBE_PREFIX", "").split(), sys.executable, *launcher, "serve", "--address", f"127.0.0.1:{port}",
          "--config", f"{HERE}/pct100.yaml", "--seed", "1", *args.serve_flag],
         env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     rates: list[float] = []
@@ -112,7 +113,7 @@ def run_tree(tree: str, port: int, args: argparse.Namespace) -> list[float]:
         ch = grpc.insecure_channel(f"127.0.0.1:{port}", options=[
             ("grpc.max_receive_message_length", 256 << 20),
             ("grpc.max_send_message_length", 256 << 20)])
-        grpc.channel_ready_future(ch).result(timeout=20)
+        grpc.channel_ready_future(ch).result(timeout=600 if os.environ.get("PROBE_PREFIX") else 60)
         stub = pb_grpc.ScheduleServiceStub(ch)
         wl = load_workload(resolve_workload_path("one-per-node"), size=args.size)
         nodes_op = next(op for op in wl.ops if isinstance(op, CreateNodes))
