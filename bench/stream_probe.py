@@ -105,15 +105,17 @@ def run_tree(tree: str, port: int, args: argparse.Namespace) -> list[float]:
     main_ = "import sys; from schedsvc.cli import main; sys.exit(main())"
     launcher = [script] if script else ["-c", main_]
     srv = subprocess.Popen(
-        [*os.environ.get("PROBE_PREFIX", "").split(), sys.executable, *launcher, "serve", "--address", f"127.0.0.1:{port}",
-         "--config", f"{HERE}/pct100.yaml", "--seed", "1", *args.serve_flag],
+        [*os.environ.get("PROBE_PREFIX", "").split(), sys.executable, *launcher, "serve",
+         "--address", f"127.0.0.1:{port}", "--config", f"{HERE}/pct100.yaml", "--seed", "1",
+         *args.serve_flag],
         env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     rates: list[float] = []
     try:
         ch = grpc.insecure_channel(f"127.0.0.1:{port}", options=[
             ("grpc.max_receive_message_length", 256 << 20),
             ("grpc.max_send_message_length", 256 << 20)])
-        grpc.channel_ready_future(ch).result(timeout=600 if os.environ.get("PROBE_PREFIX") else 60)
+        slow = bool(os.environ.get("PROBE_PREFIX"))
+        grpc.channel_ready_future(ch).result(timeout=600 if slow else 60)
         stub = pb_grpc.ScheduleServiceStub(ch)
         wl = load_workload(resolve_workload_path("one-per-node"), size=args.size)
         nodes_op = next(op for op in wl.ops if isinstance(op, CreateNodes))
