@@ -27,13 +27,17 @@ from collections.abc import Callable
 import numpy as np
 
 from ..framework import Rows
+from ..framework.affinity_index import pod_has_pod_affinity
 from ..framework.podinfo import PodInfo
 from ..framework.snapshot import Snapshot
+from ..model import Pod
 from .batch_types import BatchAttempt, FlushReason, HintResult, LastCycle
 from .observer import Observer
+from .parked import ParkedStates
 from .run_memo import RunMemo
 from .runtime import CycleState, Framework, ScoreResult
 from .score_cache import COMPACT_MIN, ScoreCache
+from .score_recheck import recheck_last, recheck_rows
 from .signature import PodSigner
 from .window_cache import WindowCache
 
@@ -71,6 +75,8 @@ class OpportunisticBatch:
         # image) moved for every node, so every cached row is rescored before the next hint
         self._rescore_all = False
         self.batched_pods = 0
+        self.parked = ParkedStates()  # WindowCaches of interrupted runs, to resume
+        self.resumed_runs = 0
 
     # ---- bookkeeping ------------------------------------------------------------------------
     def _flush(self, reason: FlushReason) -> None:
@@ -85,6 +91,10 @@ class OpportunisticBatch:
         when anything may have (replace, namespaces, nominated pods): then the state is
         flushed. `nodes_changed`: nodes were added, removed or relabelled, which moves
         cluster-wide score inputs."""
+        if dirty is None or node_rows or nodes_changed:
+            self.parked.clear()
+        else:
+            self.parked.changed(dirty)
         if self.state is None:
             return
         if dirty is None:
@@ -93,6 +103,15 @@ class OpportunisticBatch:
             self._dirty |= dirty
             self._dirty_nodes |= node_rows or set()
             self._rescore_all |= nodes_changed
+
+    def pod_assumed(self, row: int, pod: Pod) -> None:
+        """A pod of any profile was assumed on `row`: parked caches re-evaluate it on resume;
+        pod (anti-)affinity terms reach whole domains, which no row list expresses."""
+        if len(self.parked):
+            if pod_has_pod_affinity(pod):
+                self.parked.clear()
+            else:
+                self.parked.changed((row,))
 
     def _set_cycle(self, cycle: int, row: int, name: str, succeeded: bool) -> None:
         self.last = LastCycle(cycle, row, name, succeeded)
@@ -145,6 +164,10 @@ class OpportunisticBatch:
     ) -> bool:
         """kube's batchStateCompatible, plus the rescore path."""
         st = self.state
+        if sig is not None and sig in self.parked and self.rescore and (
+            st is None or st.signature != sig
+        ):
+            return self._resume(info, snap, cycle, sig)
         if st is None or st.nlive == 0:
             return False
         if cycle != self.last.cycle + 1:
@@ -154,6 +177,7 @@ class OpportunisticBatch:
             self._flush(FlushReason.POD_FAILED)
             return False
         if sig is None or sig != st.signature:
+            self._park()
             self._flush(FlushReason.POD_INCOMPATIBLE)
             return False
         if self.clock() > st.created + self.max_age:
@@ -190,9 +214,11 @@ class OpportunisticBatch:
             if len(gone):
                 st.kill(gone)
         if self._dirty:
-            ok = self._recheck(info, snap, cs, st, row)
+            check, node_dirty = self._dirty | {row}, self._dirty_nodes
+            self._dirty, self._dirty_nodes = set(), set()
+            ok = recheck_rows(self.fw, info, snap, cs, st, check, node_dirty, row, self.rescore)
         else:
-            ok = self._recheck_last(info, snap, cs, st, row)
+            ok = recheck_last(self.fw, info, snap, cs, st, row, self.rescore, self._run)
         if not self._still_hintable(ok, st.nlive):
             return False
         if self._rescore_all:
@@ -230,6 +256,44 @@ class OpportunisticBatch:
             return False
         return True
 
+    def _park(self) -> None:
+        """Keep the current WindowCache for when its signature comes back. It is exact but
+        for the rows its next hint would re-evaluate; from now on the journal adds every row
+        that changes. Called where kube flushes for a new signature, the run continuous."""
+        st = self.state
+        if (
+            isinstance(st, WindowCache) and not st.pending and self.rescore
+            and self.last.succeeded and not self._dirty_nodes and not self._rescore_all
+        ):
+            self.parked.park(st, self._dirty | {self.last.row})
+
+    def _resume(self, info: PodInfo, snap: Snapshot, cycle: int, sig: bytes) -> bool:
+        """The parked run of `sig` comes back: kube flushes the current state (counted as it
+        would count it) and runs a full cycle; the parked cache re-evaluates the rows that
+        changed since it was parked, and then hints what that cycle would pick."""
+        if self.state is not None:
+            if cycle != self.last.cycle + 1:
+                self._flush(FlushReason.POD_SKIPPED)
+            elif not self.last.succeeded:
+                self._flush(FlushReason.POD_FAILED)
+            else:
+                self._park()
+                self._flush(FlushReason.POD_INCOMPATIBLE)
+        resumed = self.parked.resume(sig, snap.alive)
+        assert resumed is not None
+        st, live = resumed
+        if self.clock() > st.created + self.max_age or st.order is not snap.order:
+            return False
+        cs = self._cycle_state(info, snap, sig)
+        if cs.rejected is not None or cs.allowed is not None:
+            return False
+        self.state = st
+        self._dirty, self._dirty_nodes, self._rescore_all = set(), set(), False
+        st.recheck_rows(self.fw, info, snap, cs, live, -1, True)
+        st.created = self.clock()  # every row that changed is re-evaluated: as fresh as new
+        self.resumed_runs += 1
+        return self._still_hintable(True, st.nlive)
+
     def _still_hintable(self, recheck_ok: bool, nlive: int) -> bool:
         """After the rescore path's recheck: flush as kube would when the last node can still
         take pods and rescoring is off (node_not_full), or no node is left (empty_list)."""
@@ -260,71 +324,6 @@ class OpportunisticBatch:
         memo = self._run
         if memo is not None and memo.generation == before:
             memo.generation = after
-
-    def _recheck_last(
-        self, info: PodInfo, snap: Snapshot, cs: CycleState, st: ScoreCache, row: int
-    ) -> bool:
-        """The rescore path when only the last chosen row changed (it holds the last pod):
-        drop it if it no longer fits, else rescore it. False when it still fits but rescoring
-        is off, or the cache holds a sample (kube's node_not_full)."""
-        pos, present = st.locate(row)
-        cached = present and bool(st.live[pos])
-        # a cached row changed only in usage: it passed every static filter and keeps its
-        # static scores
-        fits = self.fw.filter_one(cs, info, snap, row, dynamic_only=cached)
-        if not fits:
-            if cached:
-                st.kill_one(pos)
-            return True
-        if not self.rescore:
-            return False
-        memo = self._run  # _cycle_state made it current for this pod
-        if cached and memo is not None and memo.pre_scored is not None:
-            st.set_one(pos, self.fw.score_one(info, snap, row, memo.pre_scored))
-            return True
-        rows = np.array([row], dtype=np.intp)
-        sr = self.fw.run_score(info, snap, rows, dynamic_only=cached, raw_only=True)
-        if cached and memo is not None and self.fw.pre_score_assume_stable:
-            memo.pre_scored = (sr.states, sr.skipped)
-        if present:
-            st.set_one(pos, {k: int(v[0]) for k, v in sr.raw.items()})
-        else:
-            st.upsert(rows, sr.raw)
-        return True
-
-    def _recheck(
-        self, info: PodInfo, snap: Snapshot, cs: CycleState, st: ScoreCache, row: int
-    ) -> bool:
-        """The rescore path for the last chosen row and every row an UpdateSnapshot touched:
-        re-filter them, drop those that stopped fitting, rescore and (re)insert the others."""
-        check = self._dirty | {row}
-        node_dirty = self._dirty_nodes
-        self._dirty, self._dirty_nodes = set(), set()
-        rows: Rows = np.array(sorted(r for r in check if snap.alive[r]), dtype=np.intp)
-        pos, present = st.positions(rows)
-        cached = present.copy()
-        cached[present] = st.live[pos[present]]
-        # cached rows that changed only in usage passed every static filter and keep their
-        # static scores; every other row (new, a tombstone, a node upserted) is evaluated in full
-        usage_only = cached & np.array([r not in node_dirty for r in rows.tolist()], bool)
-        feasible = np.zeros(len(rows), dtype=np.bool_)
-        for part, dyn in ((usage_only, True), (~usage_only, False)):
-            if part.any():
-                feasible[part] = self.fw.run_filter(
-                    cs, info, snap, rows[part], dynamic_only=dyn, diagnose=False
-                ).feasible
-        if not self.rescore and bool(feasible[rows == row].any()):
-            return False
-        out = pos[cached & ~feasible]
-        if len(out):
-            st.kill(out)
-        for part, dyn in ((usage_only, True), (~usage_only, False)):
-            ok = rows[part & feasible]
-            if len(ok):
-                # Rescore path: these nodes still fit (or fit now); their usage changed.
-                sr = self.fw.run_score(info, snap, ok, dynamic_only=dyn, raw_only=True)
-                st.upsert(ok, sr.raw)
-        return True
 
     # ---- StoreScheduleResults ---------------------------------------------------------------
     def hint_used(self, cycle: int, row: int, name: str) -> None:
@@ -360,6 +359,7 @@ class OpportunisticBatch:
         if cs.record_plugin_metrics:  # a sampled cycle's state would time the hints' filters
             cs = dataclasses.replace(cs, record_plugin_metrics=False)
         self._run = RunMemo(sig, snap.generation, cs)
+        self.parked.drop(sig)  # this cycle's state replaces it
         if complete and not full and snap.order_ascending:
             # ScoreCache keys its rows as "rows ascending, rotated"; any other visiting order
             # (zones added zone by zone, a reused row) takes the WindowCache, which keys by

@@ -34,6 +34,7 @@ from .runtime_nominated import nominated_pods
 from .select_host import best_positions, select_host
 
 if TYPE_CHECKING:
+    from .batch import OpportunisticBatch
     from .scheduler import Cluster
 
 NO_NODES_AVAILABLE = "no nodes available to schedule pods"  # kube's ErrNoNodesAvailable
@@ -140,9 +141,7 @@ def schedule_pod(c: Cluster, pod: Pod, dry_run: bool) -> Placement:
         c.next_start_index = (c.next_start_index + hint.processed) % len(order)
         node = snap.node(hint.row).name
         if not dry_run:
-            before = snap.generation
-            snap.add_pod(with_node(pod, node), node, assumed=True, info=info)
-            batch.assumed(before, snap.generation)
+            assume(c, batch, pod, info, hint.row)
         batch.hint_used(cycle, hint.row, node)
         obs.scheduled(fw.name, "scheduled", time.perf_counter() - started)
         return Placement(
@@ -239,14 +238,26 @@ def place(
     snap = c.snapshot
     node = snap.node(row).name
     if not dry_run:
-        before = snap.generation
-        snap.add_pod(with_node(pod, node), node, assumed=True, info=info)
-        c.batches[fw.name].assumed(before, snap.generation)
+        assume(c, c.batches[fw.name], pod, info, row)
     c.engine.observer.scheduled(fw.name, "scheduled", time.perf_counter() - started)
     return Placement(
         pod.uid, node, Outcome.SCHEDULED, cycle=cycle, score=score,
         nodes_evaluated=evaluated, nodes_feasible=feasible,
     )
+
+
+def assume(
+    c: Cluster, batch: OpportunisticBatch, pod: Pod, info: PodInfo | None, row: int
+) -> None:
+    """kube's assume: the pod joins the snapshot on its node; every profile's batch hears of
+    it (parked states journal the row)."""
+    snap = c.snapshot
+    node = snap.node(row).name
+    before = snap.generation
+    snap.add_pod(with_node(pod, node), node, assumed=True, info=info)
+    batch.assumed(before, snap.generation)
+    for b in c.batches.values():
+        b.pod_assumed(row, pod)
 
 
 def unschedulable(

@@ -255,8 +255,10 @@ class WindowCache:
                 ).feasible
         if not rescore and bool(feasible[rows == last].any()):
             return False
-        for r, ok in zip(rows.tolist(), feasible.tolist(), strict=True):
-            self.set_feasible(r, ok)
+        flipped = rows[feasible != was]
+        if len(flipped):
+            self.feasible[flipped] = ~self.feasible[flipped]
+            self.fpos = np.flatnonzero(self.feasible[self.order])
         exclude = fw.window_scored_names
         for part, dyn in ((was & feasible, True), (~was & feasible, False)):
             if part.any():

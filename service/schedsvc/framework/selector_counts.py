@@ -43,6 +43,11 @@ class SelectorCounts:
         # namespace -> selector -> counts per row
         self._by_ns: dict[str, dict[LabelSelector, CountArray]] = {}
         self._lru: OrderedDict[tuple[str, LabelSelector], None] = OrderedDict()
+        # namespace -> (key, value) -> the selectors whose first matchLabels pair it is: a pod
+        # can match those only if it carries the pair, so an assume looks at its own labels'
+        # selectors, not at every Deployment's; selectors without matchLabels are `_unkeyed`
+        self._keyed: dict[str, dict[tuple[str, str], set[LabelSelector]]] = {}
+        self._unkeyed: dict[str, set[LabelSelector]] = {}
 
     @classmethod
     def for_snapshot(cls, snap: Snapshot) -> SelectorCounts:
@@ -72,13 +77,30 @@ class SelectorCounts:
                 arr[index[rec.node_name]] += 1
         self._by_ns.setdefault(namespace, {})[sel] = arr
         self._lru[key] = None
+        self._index(namespace, sel, add=True)
         while len(self._lru) > self._max_entries:
             (old_ns, old_sel), _ = self._lru.popitem(last=False)
             entries = self._by_ns[old_ns]
             del entries[old_sel]
+            self._index(old_ns, old_sel, add=False)
             if not entries:
                 del self._by_ns[old_ns]
         return arr
+
+    def _index(self, namespace: str, sel: LabelSelector, add: bool) -> None:
+        if sel.match_labels:
+            per_pair = self._keyed.setdefault(namespace, {})
+            pair = sel.match_labels[0]
+            if add:
+                per_pair.setdefault(pair, set()).add(sel)
+            else:
+                per_pair[pair].discard(sel)
+                if not per_pair[pair]:
+                    del per_pair[pair]
+        elif add:
+            self._unkeyed.setdefault(namespace, set()).add(sel)
+        else:
+            self._unkeyed[namespace].discard(sel)
 
     # ---- PodListener ---------------------------------------------------------------------
     def _update(self, rec: PodRecord, row: int, delta: int) -> None:
@@ -86,9 +108,20 @@ class SelectorCounts:
         entries = self._by_ns.get(pod.namespace)
         if not entries:
             return
-        for sel, arr in entries.items():
-            if sel.matches(pod.labels):
-                arr[row] += delta
+        labels = pod.labels
+        if len(entries) <= len(labels):
+            for sel, arr in entries.items():
+                if sel.matches(labels):
+                    arr[row] += delta
+            return
+        per_pair = self._keyed.get(pod.namespace, {})
+        for pair in labels.items():
+            for sel in per_pair.get(pair, ()):
+                if sel.matches(labels):
+                    entries[sel][row] += delta
+        for sel in self._unkeyed.get(pod.namespace, ()):
+            if sel.matches(labels):
+                entries[sel][row] += delta
 
     def pod_added(self, rec: PodRecord, row: int) -> None:
         self._update(rec, row, +1)

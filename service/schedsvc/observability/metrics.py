@@ -9,20 +9,20 @@ node name.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from prometheus_client import (
     REGISTRY,
     CollectorRegistry,
-    Counter,
     GCCollector,
-    Histogram,
     PlatformCollector,
     ProcessCollector,
     start_http_server,
 )
 from prometheus_client.core import GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
+
+from .hot_metrics import HotMetrics
 
 if TYPE_CHECKING:
     from ..engine.scheduler import Engine
@@ -71,94 +71,76 @@ class PrometheusObserver:
     """Metric families are created once per registry; labels stay low-cardinality."""
 
     def __init__(self, registry: CollectorRegistry = REGISTRY) -> None:
-        self.attempts = Counter(
+        hot = HotMetrics(registry)  # touched several times per cycle: see hot_metrics.py
+        self.attempts = hot.counter(
             "scheduler_schedule_attempts",
             "Number of attempts to schedule pods, by the result. 'unschedulable' means a pod "
             "could not be scheduled, while 'error' means an internal scheduler problem.",
             ["result", "profile"],
-            registry=registry,
         )
-        self.attempt_duration = Histogram(
+        self.attempt_duration = hot.histogram(
             "scheduler_scheduling_attempt_duration_seconds",
             "Scheduling attempt latency in seconds (scheduling algorithm + assume).",
             ["result", "profile"],
-            buckets=ATTEMPT_BUCKETS,
-            registry=registry,
+            ATTEMPT_BUCKETS,
         )
-        self.extension_point_hist = Histogram(
+        self.extension_point_hist = hot.histogram(
             "scheduler_framework_extension_point_duration_seconds",
             "Latency for running all plugins of a specific extension point.",
             ["extension_point", "status", "profile"],
-            buckets=EXTENSION_POINT_BUCKETS,
-            registry=registry,
+            EXTENSION_POINT_BUCKETS,
         )
-        self.plugin_hist = Histogram(
+        self.plugin_hist = hot.histogram(
             "scheduler_plugin_execution_duration_seconds",
             "Duration for running a plugin at a specific extension point (sampled cycles).",
             ["plugin", "extension_point", "status"],
-            buckets=PLUGIN_BUCKETS,
-            registry=registry,
+            PLUGIN_BUCKETS,
         )
-        self.batch_attempts = Counter(
+        self.batch_attempts = hot.counter(
             "scheduler_batch_attempts",
             "Counts of results when we attempt to use batching.",
             ["profile", "result"],
-            registry=registry,
         )
-        self.batch_flushes = Counter(
+        self.batch_flushes = hot.counter(
             "scheduler_batch_cache_flushed",
             "Counts of cache flushes by reason.",
             ["profile", "reason"],
-            registry=registry,
         )
-        self.hint_hist = Histogram(
+        self.hint_hist = hot.histogram(
             "scheduler_get_node_hint_duration_seconds",
             "Latency for getting a node hint.",
             ["hinted", "profile"],
-            buckets=BATCH_BUCKETS,
-            registry=registry,
+            BATCH_BUCKETS,
         )
-        self.store_hist = Histogram(
+        self.store_hist = hot.histogram(
             "scheduler_store_schedule_results_duration_seconds",
             "Latency for storing scheduling results for batching.",
             ["profile"],
-            buckets=BATCH_BUCKETS,
-            registry=registry,
+            BATCH_BUCKETS,
         )
-
-        # labelled children by label values: .labels() takes a lock and builds a tuple on
-        # every call, several times per cycle; a dict hit does not
-        self._children: dict[tuple[Any, ...], Any] = {}
-
-    def _child(self, metric: Any, *values: str) -> Any:
-        key = (id(metric), *values)
-        child = self._children.get(key)
-        if child is None:
-            child = self._children[key] = metric.labels(*values)
-        return child
 
     # Observer protocol ------------------------------------------------------------------------
     def scheduled(self, profile: str, result: str, seconds: float) -> None:
-        self._child(self.attempts, result, profile).inc()
-        self._child(self.attempt_duration, result, profile).observe(seconds)
+        self.attempts.inc((result, profile))
+        self.attempt_duration.observe((result, profile), seconds)
 
     def batch_attempt(self, profile: str, result: str) -> None:
-        self._child(self.batch_attempts, profile, result).inc()
+        self.batch_attempts.inc((profile, result))
 
     def batch_flush(self, profile: str, reason: str) -> None:
-        self._child(self.batch_flushes, profile, reason).inc()
+        self.batch_flushes.inc((profile, reason))
 
     def hint_duration(self, profile: str, hinted: bool, seconds: float) -> None:
-        self._child(self.hint_hist, "hint" if hinted else "no_hint", profile).observe(seconds)
+        self.hint_hist.observe(("hint" if hinted else "no_hint", profile), seconds)
 
     def store_duration(self, profile: str, seconds: float) -> None:
-        self._child(self.store_hist, profile).observe(seconds)
+        self.store_hist.observe((profile,), seconds)
 
     def extension_point(self, profile: str, point: str, status: str, seconds: float) -> None:
-        self._child(self.extension_point_hist, point, status, profile).observe(seconds)
+        self.extension_point_hist.observe((point, status, profile), seconds)
 
     def plugin_duration(self, plugin: str, point: str, status: str, seconds: float) -> None:
-        self._child(self.plugin_hist, plugin, point, status).observe(seconds)
+        self.plugin_hist.observe((plugin, point, status), seconds)
 
     def cycle_started(self, profile: str, pod_uid: str) -> None:
         pass
@@ -169,7 +151,7 @@ class PrometheusObserver:
     ) -> None:
         # scheduled() counts the attempts that reached a verdict; an exception is kube's "error"
         if outcome == "ERROR":
-            self.attempts.labels(_RESULTS[outcome], profile).inc()
+            self.attempts.inc((_RESULTS[outcome], profile))
 
 
 class ClusterCollector(Collector):

@@ -7,6 +7,7 @@ random clusters in tests/plugins/test_resource_scoring_one_row.py.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Sequence
 
@@ -32,6 +33,16 @@ def gather_one(
     use_requested: bool,
 ) -> tuple[list[int], list[int]]:
     """gather() for a single row: (allocatable, requested) per scored resource."""
+    cols = _cpu_memory_columns(tuple(specs))
+    if cols is not None:
+        # cpu and memory only (kube's default): their columns are fixed (snapshot.py's
+        # _BASE_RESOURCES lead every column block, and compaction keeps them in place)
+        allocatable = snap.allocatable[row].tolist()
+        used = (snap.requested if use_requested else snap.nonzero_requested)[row].tolist()
+        fixed = [allocatable[j] for j in cols]
+        return fixed, [
+            used[j] + r if a != 0 else 0 for j, a, r in zip(cols, fixed, pod_requests, strict=True)
+        ]
     # one row of each column block as Python ints: indexing numpy element by element costs more
     allocatable = snap.allocatable[row].tolist()
     requested = snap.requested[row].tolist()
@@ -58,23 +69,32 @@ def gather_one(
     return alloc, req
 
 
-def _mean_floor_one(per: list[int], counted: list[bool], weights: Sequence[int]) -> int:
-    total = sum(p * w for p, c, w in zip(per, counted, weights, strict=True) if c)
-    wsum = sum(w for c, w in zip(counted, weights, strict=True) if c)
-    return total // wsum if wsum > 0 else 0
+@functools.lru_cache(maxsize=64)
+def _cpu_memory_columns(specs: tuple[ResourceSpec, ...]) -> tuple[int, ...] | None:
+    """Per spec its column when every spec is cpu or memory, else None."""
+    if all(spec.name in (CPU, MEMORY) for spec in specs):
+        return tuple(0 if spec.name == CPU else 1 for spec in specs)
+    return None
 
 
 def least_allocated_one(alloc: list[int], req: list[int], weights: Sequence[int]) -> int:
-    per = [
-        0 if r > a or a == 0 else (a - r) * MAX_NODE_SCORE // a
-        for a, r in zip(alloc, req, strict=True)
-    ]
-    return _mean_floor_one(per, [a != 0 for a in alloc], weights)
+    """The weighted mean (floored) over the resources the node has of their free share."""
+    total = wsum = 0
+    for a, r, w in zip(alloc, req, weights, strict=True):
+        if a != 0:
+            total += (0 if r > a else (a - r) * MAX_NODE_SCORE // a) * w
+            wsum += w
+    return total // wsum if wsum > 0 else 0
 
 
 def most_allocated_one(alloc: list[int], req: list[int], weights: Sequence[int]) -> int:
-    per = [min(r, a) * MAX_NODE_SCORE // a if a else 0 for a, r in zip(alloc, req, strict=True)]
-    return _mean_floor_one(per, [a != 0 for a in alloc], weights)
+    """The weighted mean (floored) over the resources the node has of their used share."""
+    total = wsum = 0
+    for a, r, w in zip(alloc, req, weights, strict=True):
+        if a != 0:
+            total += min(r, a) * MAX_NODE_SCORE // a * w
+            wsum += w
+    return total // wsum if wsum > 0 else 0
 
 
 def _broken_linear_one(p: int, utilization: Sequence[int], score: Sequence[int]) -> int:

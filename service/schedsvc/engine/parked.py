@@ -1,0 +1,96 @@
+"""WindowCaches of signatures whose run another signature interrupted, kept to resume.
+
+Pods of a few Deployments arrive interleaved (a run of one, then of another, then the first
+again). kube flushes its batch state at every change of signature, and the next run starts
+with a full cycle and a fresh evaluation of every node. Ours parks the interrupted run's
+WindowCache instead, and journals every row whose pods change while it is parked (each assume,
+each churned row). When its signature comes back, the cache re-evaluates just those rows, as
+the rescore path does after churn, and is exact again: the pod's hint is the full cycle's pick.
+
+Anything the journal cannot express drops every parked cache: a node change, a pod with
+pod (anti-)affinity terms (they reach whole topology domains), a nomination, a replace.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..framework import Rows
+from ..framework.snapshot import BoolArray
+from .window_cache import WindowCache
+
+__all__ = ["ParkedStates"]
+
+# parked caches per profile: a cache holds a few arrays of node length, so memory is bounded
+# by this times the node count
+MAX_PARKED = 16
+# journal entries kept; a cache whose missed rows fell off it is dropped (re-evaluating that
+# many rows costs about what a fresh evaluation does)
+MAX_JOURNAL = 8192
+
+
+@dataclass(slots=True)
+class _Parked:
+    cache: WindowCache
+    pending: set[int]  # rows its last hint had not re-evaluated yet (the last pick, churn)
+    since: int  # journal position when parked: every row journaled from here on changed
+
+
+class ParkedStates:
+    """One profile's parked caches and the journal of rows changed since each was parked."""
+
+    def __init__(self) -> None:
+        self._parked: OrderedDict[bytes, _Parked] = OrderedDict()
+        self._journal: list[int] = []
+        self._base = 0  # absolute position of _journal[0]
+
+    def __len__(self) -> int:
+        return len(self._parked)
+
+    def __contains__(self, signature: bytes) -> bool:
+        return signature in self._parked
+
+    def park(self, cache: WindowCache, pending: Iterable[int]) -> None:
+        self._parked[cache.signature] = _Parked(
+            cache, set(pending), self._base + len(self._journal)
+        )
+        self._parked.move_to_end(cache.signature)
+        while len(self._parked) > MAX_PARKED:
+            self._parked.popitem(last=False)
+
+    def changed(self, rows: Iterable[int]) -> None:
+        """Rows whose pods changed: every parked cache re-evaluates them when resumed."""
+        if not self._parked:
+            self._journal.clear()
+            return
+        self._journal.extend(rows)
+        if len(self._journal) > MAX_JOURNAL:
+            cut = self._base + len(self._journal) - MAX_JOURNAL // 2
+            for sig in [s for s, p in self._parked.items() if p.since < cut]:
+                del self._parked[sig]
+            keep = min((p.since for p in self._parked.values()), default=cut)
+            del self._journal[: keep - self._base]
+            self._base = keep
+
+    def drop(self, signature: bytes) -> None:
+        self._parked.pop(signature, None)
+
+    def clear(self) -> None:
+        self._parked.clear()
+        self._journal.clear()
+
+    def resume(self, signature: bytes, alive: BoolArray) -> tuple[WindowCache, Rows] | None:
+        """The parked cache of `signature` and the live rows changed since it was parked,
+        ascending (`alive`: the snapshot's per-row liveness)."""
+        p = self._parked.pop(signature, None)
+        if p is None:
+            return None
+        changed = np.zeros(len(alive), dtype=np.bool_)
+        changed[np.array(self._journal[p.since - self._base:], dtype=np.intp)] = True
+        changed[np.array(list(p.pending), dtype=np.intp)] = True
+        rows: Rows = np.flatnonzero(changed & alive)
+        return p.cache, rows
