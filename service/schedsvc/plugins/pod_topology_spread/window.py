@@ -98,9 +98,10 @@ def window_state(
             ).astype(np.int64)
         present = col.ids >= 0
         out.append(WindowConstraint(
-            per_row=per_row, value_ids=vids.astype(np.intp), size=size, skew_term=float(c.max_skew - 1),
-            key=key, present=None if bool(present[rows].all()) else present,
-            eligible=eligible, totals=totals,
+            per_row=per_row, value_ids=vids.astype(np.intp), size=size,
+            skew_term=float(c.max_skew - 1), key=key,
+            present=None if bool(present[rows].all()) else present, eligible=eligible,
+            totals=totals,
         ))
     return WindowState(
         p.namespace, tuple(out), ignored_rows, bool(ignored_rows[rows].any()), selectors, seen,
