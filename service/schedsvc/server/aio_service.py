@@ -4,9 +4,9 @@ The event loop only reads requests, enforces the stream and in-flight bounds, an
 responses; every request's real work (conversion, validation, the engine) runs the synchronous
 ScheduleServicer on a thread of `executor`. An open stream waiting for its next request is a
 suspended coroutine, so any number of them leave every thread free for other clusters, health
-and reflection (which are asyncio servicers and never queue behind the engine). A stream reads
-ahead and has its queued requests worked back to back on one thread (stream_pipe.py); its
-requests count as in flight from when they are read.
+and reflection (which are asyncio servicers and never queue behind the engine). A stream's
+requests go through a StreamPipe (stream_pipe.py): read while the answer before is written,
+refused in order, counted in flight from when they are read.
 
 The synchronous servicer sees a `_CallContext`: the deadline read once, `is_active` false once
 the call is done (gRPC's done callback, set from the loop), and `abort` raising `_Abort`, which
@@ -200,8 +200,8 @@ class AsyncScheduleServicer(pb_grpc.ScheduleServiceServicer):
         return None
 
     async def _read(self, requests: AsyncIterator[Any], pipe: StreamPipe, joined: set[str]) -> None:
-        """Read ahead into `pipe` (READ_AHEAD at most); whatever ends the stream goes in the
-        queue after the requests before it."""
+        """Read into `pipe` (READ_AHEAD requests not yet answered at most); whatever ends the
+        stream goes in the queue after the requests before it."""
         it = requests.__aiter__()
         try:
             while True:

@@ -1,14 +1,13 @@
 """One ScheduleStream's requests between the event loop and the engine's threads.
 
-A stream's requests are answered in order, one at a time. Handing each to the executor and
-waiting for it on the loop before reading the next left the engine idle for a round trip per
-request: the response written, the next request read and decoded, a pool thread woken, each a
-hand-off between threads that a busy 2-core machine makes slow (stream throughput fell by a
-quarter against the thread-per-stream server). Here the loop reads ahead, at most READ_AHEAD
-requests read and not yet answered, and queues them; one executor thread works the queue back
-to back while it is not empty and goes back to the pool when it is, so an idle stream still
-holds no thread. Answers go back to the loop in order, and the loop writes one while the next
-request runs.
+A stream's requests are answered in order, one at a time, on an executor thread; an idle stream
+holds no thread. The loop reads a request only once the answer before it is taken to be written
+(READ_AHEAD), and reads it while that answer is written; the queue's worker goes back to the pool
+when the queue is empty. Reading further ahead, so that the engine's thread works queued
+requests back to back, gained ~8 % of stream throughput on a quiet 2-core machine but lost
+~30 % when other processes kept the cores busy: the loop then takes the GIL from the engine's
+thread several times per request, and each hand-off waits for the OS to schedule the other
+thread (bench/stream_probe.py, bench/AB-old-new.md).
 
 Anything that ends the stream (a refusal, undecodable bytes, the end of the requests) travels
 the same queue as a `Pass`, so it takes effect after the answers to the requests before it.
@@ -26,8 +25,8 @@ from typing import Any
 
 __all__ = ["READ_AHEAD", "END", "Pass", "StreamPipe"]
 
-# requests read and not yet answered, per stream: one running, one waiting behind it
-READ_AHEAD = 2
+# requests read and not yet taken to be written, per stream (see above for why not more)
+READ_AHEAD = 1
 
 
 class Pass:
