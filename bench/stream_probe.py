@@ -168,14 +168,15 @@ def main() -> None:
     p.add_argument("--batch", type=int, default=100)
     p.add_argument("--size", default="medium")
     p.add_argument("--env", action="append", default=[], help="K=V for the server")
-    p.add_argument("--threads", action="store_true", help="per-thread stats, last round")
+    p.add_argument("--threads", action="store_true", help="per-thread stats, every round")
+    p.add_argument("--port", type=int, default=50700, help="first port (servers use a few)")
     p.add_argument("--serve-flag", action="append", default=[])
     args = p.parse_args()
     summary: dict[str, list[float]] = {t: [] for t in args.tree}
     for a in range(args.alternate):
         trees = args.tree if a % 2 == 0 else args.tree[::-1]
         for k, tree in enumerate(trees):
-            summary[tree] += run_tree(tree, 50700 + 10 * a + k, args)
+            summary[tree] += run_tree(tree, args.port + 10 * a + k, args)
     for tree, rates in summary.items():
         rates.sort()
         print(f"{tree}: median {rates[len(rates) // 2]:.0f} pods/s over {len(rates)} rounds "
