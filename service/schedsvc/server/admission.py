@@ -12,10 +12,7 @@ memory and a file descriptor, so streams are bounded too: in total, and per clus
 counts for every cluster it has sent a request for, from its first request on).
 
 Bytes that do not decode as the request message are refused here too, as INVALID_ARGUMENT:
-grpcio would otherwise answer INTERNAL, which reads as a server bug and invites retries. A
-stream handler marked `@reads_malformed` gets them as `Malformed` items in its request stream
-instead and refuses them itself, in their place among the others (ScheduleStream reads ahead,
-and must answer the requests before a bad one first).
+grpcio would otherwise answer INTERNAL, which reads as a server bug and invites retries.
 """
 
 from __future__ import annotations
@@ -23,7 +20,7 @@ from __future__ import annotations
 import threading
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from contextlib import contextmanager
-from typing import Any, TypeVar
+from typing import Any
 
 import grpc
 from google.protobuf.message import DecodeError
@@ -31,19 +28,7 @@ from google.protobuf.message import DecodeError
 from ..errors import ResourceExhausted
 from .handlers import responses_of
 
-__all__ = [
-    "Admission", "StreamAdmission", "MalformedRequestInterceptor", "Malformed", "reads_malformed",
-]
-
-F = TypeVar("F", bound=Callable[..., Any])
-_READS_MALFORMED = "_schedsvc_reads_malformed"
-
-
-def reads_malformed(handler: F) -> F:
-    """Mark a stream-stream handler that takes `Malformed` requests from its stream and
-    refuses them itself; the interceptor then registers it as it is, without a wrapper."""
-    setattr(handler, _READS_MALFORMED, True)
-    return handler
+__all__ = ["Admission", "StreamAdmission", "MalformedRequestInterceptor"]
 
 
 class Admission:
@@ -142,7 +127,7 @@ class StreamAdmission:
             return self._total if cluster is None else self._per_cluster.get(cluster, 0)
 
 
-class Malformed:
+class _Malformed:
     """Stands in for a request whose bytes did not decode."""
 
     __slots__ = ("error",)
@@ -151,7 +136,7 @@ class Malformed:
         self.error = error
 
 
-async def _abort_malformed(context: grpc.aio.ServicerContext[Any, Any], m: Malformed) -> None:
+async def _abort_malformed(context: grpc.aio.ServicerContext[Any, Any], m: _Malformed) -> None:
     await context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"malformed request message: {m.error}")
 
 
@@ -163,7 +148,7 @@ def _lenient(des: Callable[[bytes], Any] | None) -> Callable[[bytes], Any] | Non
         try:
             return des(data)
         except (DecodeError, ValueError, RuntimeError) as exc:
-            return Malformed(str(exc) or type(exc).__name__)
+            return _Malformed(str(exc) or type(exc).__name__)
 
     return decode
 
@@ -172,7 +157,7 @@ async def _checked_iter(
     it: AsyncIterator[Any], context: grpc.aio.ServicerContext[Any, Any]
 ) -> AsyncIterator[Any]:
     async for request in it:
-        if isinstance(request, Malformed):
+        if isinstance(request, _Malformed):
             await _abort_malformed(context, request)
         yield request
 
@@ -184,8 +169,6 @@ def _checked(handler: grpc.RpcMethodHandler) -> grpc.RpcMethodHandler:
     if handler.request_streaming:
         if handler.response_streaming:
             inner_ss = handler.stream_stream
-            if getattr(inner_ss, _READS_MALFORMED, False):
-                return grpc.stream_stream_rpc_method_handler(inner_ss, des, ser)
 
             async def stream_stream(it: Any, context: Any) -> AsyncIterator[Any]:
                 async for resp in responses_of(inner_ss(_checked_iter(it, context), context)):
@@ -202,7 +185,7 @@ def _checked(handler: grpc.RpcMethodHandler) -> grpc.RpcMethodHandler:
         inner_us = handler.unary_stream
 
         async def unary_stream(request: Any, context: Any) -> AsyncIterator[Any]:
-            if isinstance(request, Malformed):
+            if isinstance(request, _Malformed):
                 await _abort_malformed(context, request)
             async for resp in responses_of(inner_us(request, context)):
                 yield resp
@@ -211,7 +194,7 @@ def _checked(handler: grpc.RpcMethodHandler) -> grpc.RpcMethodHandler:
     inner_uu = handler.unary_unary
 
     async def unary_unary(request: Any, context: Any) -> Any:
-        if isinstance(request, Malformed):
+        if isinstance(request, _Malformed):
             await _abort_malformed(context, request)
         return await inner_uu(request, context)
 

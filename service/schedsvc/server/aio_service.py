@@ -4,9 +4,7 @@ The event loop only reads requests, enforces the stream and in-flight bounds, an
 responses; every request's real work (conversion, validation, the engine) runs the synchronous
 ScheduleServicer on a thread of `executor`. An open stream waiting for its next request is a
 suspended coroutine, so any number of them leave every thread free for other clusters, health
-and reflection (which are asyncio servicers and never queue behind the engine). A stream's
-requests go through a StreamPipe (stream_pipe.py): read while the answer before is written,
-refused in order, counted in flight from when they are read.
+and reflection (which are asyncio servicers and never queue behind the engine).
 
 The synchronous servicer sees a `_CallContext`: the deadline read once, `is_active` false once
 the call is done (gRPC's done callback, set from the loop), and `abort` raising `_Abort`, which
@@ -20,17 +18,16 @@ import contextvars
 import time
 from collections.abc import AsyncIterator, Callable, Sequence
 from concurrent.futures import Executor
-from typing import Any, NoReturn, TypeAlias, TypeVar, cast
+from typing import Any, NoReturn, TypeAlias, TypeVar
 
 import grpc
 
 from ..errors import ResourceExhausted, SchedsvcError
 from ..v1 import schedule_pb2 as pb
 from ..v1 import schedule_pb2_grpc as pb_grpc
-from .admission import Malformed, StreamAdmission, reads_malformed
+from .admission import StreamAdmission
 from .servicer import ScheduleServicer
 from .status import status_for
-from .stream_pipe import END, Pass, StreamPipe
 
 __all__ = ["AsyncScheduleServicer"]
 
@@ -178,53 +175,8 @@ class AsyncScheduleServicer(pb_grpc.ScheduleServiceServicer):
     ) -> pb.DeleteClusterResponse:
         return await self._unary(self.sync.DeleteCluster, request, context)
 
-    def _finished(self, n: int) -> None:
-        self._in_flight -= n
-
-    def _admit(self, request: Any, joined: set[str]) -> BaseException | None:
-        """Why a stream's next request is refused (it ends the stream), or None."""
-        if isinstance(request, Malformed):
-            return _Abort(grpc.StatusCode.INVALID_ARGUMENT,
-                          f"malformed request message: {request.error}", ())
-        try:
-            name = self.sync.cluster_name(request.cluster)
-            if name not in joined:
-                self.streams.join(name)
-                joined.add(name)
-        except SchedsvcError as exc:
-            return exc
-        if 0 < self.max_in_flight <= self._in_flight:
-            return ResourceExhausted(
-                f"the server has {self._in_flight} requests in flight (limit "
-                f"{self.max_in_flight}, --max-in-flight): retry later", 0.5)
-        return None
-
-    async def _read(self, requests: AsyncIterator[Any], pipe: StreamPipe, joined: set[str]) -> None:
-        """Read into `pipe` (READ_AHEAD requests not yet answered at most); whatever ends the
-        stream goes in the queue after the requests before it."""
-        it = requests.__aiter__()
-        try:
-            while True:
-                await pipe.credits.acquire()
-                try:
-                    request = await it.__anext__()
-                except StopAsyncIteration:
-                    pipe.push(Pass(END))
-                    return
-                refusal = self._admit(request, joined)
-                if refusal is not None:
-                    pipe.push(Pass(refusal))
-                    return
-                self._in_flight += 1
-                pipe.push(request)
-        except asyncio.CancelledError:
-            raise
-        except Exception as exc:  # the read failed: raised in the handler, in its place
-            pipe.push(Pass(exc))
-
-    @reads_malformed
     async def ScheduleStream(  # noqa: N802
-        self, request_iterator: AsyncIterator[Any], context: AioContext
+        self, request_iterator: AsyncIterator[pb.ScheduleRequest], context: AioContext
     ) -> AsyncIterator[pb.ScheduleResponse]:
         try:
             self.streams.open()
@@ -232,27 +184,19 @@ class AsyncScheduleServicer(pb_grpc.ScheduleServiceServicer):
             await _abort(context, exc)
         joined: set[str] = set()
         done = self._watch(context)
-        call = _CallContext(context, done)  # the call's deadline and metadata: read once
-        step = self.sync.stream_step
-        pipe = StreamPipe(
-            asyncio.get_running_loop(), self.executor,
-            lambda request: step(request, call), self._finished,
-        )
-        reader = asyncio.ensure_future(self._read(request_iterator, pipe, joined))
         try:
-            while True:
-                out = await pipe.next()
-                if out is None:  # the caller left mid-batch
+            async for request in request_iterator:
+                try:
+                    name = self.sync.cluster_name(request.cluster)
+                    if name not in joined:
+                        self.streams.join(name)
+                        joined.add(name)
+                except SchedsvcError as exc:
+                    await _abort(context, exc)
+                resp = await self._run(context, done, self.sync.stream_step, request)
+                if resp is None:  # the caller left mid-batch
                     return
-                if type(out) is Pass:
-                    if out.value is END:
-                        return
-                    if isinstance(out.value, (_Abort, SchedsvcError)):
-                        await _abort(context, out.value)
-                    raise cast(BaseException, out.value)
-                yield out
+                yield resp
         finally:
-            reader.cancel()
-            pipe.close()
             done.set()
             self.streams.close(joined)
