@@ -268,3 +268,21 @@ def test_bad_batching_config_is_an_error_naming_the_field(bad: dict[str, Any]) -
     with pytest.raises(ConfigError) as e:
         parse_config({"profiles": [{"batching": bad}]})
     assert "profiles[0].batching" in str(e.value)
+
+
+@pytest.mark.parametrize(("text", "seconds"), [
+    ("500ms", 0.5), ("2s", 2.0), ("1m30s", 90.0), ("1h", 3600.0), ("1.5s", 1.5), (".5s", 0.5),
+    ("300ns", 3e-7), ("2µs", 2e-6), ("2us", 2e-6), ("1h2m3s4ms", 3723.004), (3, 3.0),
+])
+def test_max_batch_age_reads_go_durations(text: str | int, seconds: float) -> None:
+    """time.ParseDuration's units and compound forms, as a Go configuration would write them."""
+    cfg = parse_config({"profiles": [{"batching": {"maxBatchAge": text}}]})
+    assert cfg.profiles[0].batching.max_batch_age_seconds == pytest.approx(seconds)
+
+
+@pytest.mark.parametrize("bad", ["", "5", "s", "-1s", "0s", "1d", "1 s", "1s ", "ms", 0, True])
+def test_max_batch_age_refuses_what_go_refuses_or_a_non_positive_age(bad: object) -> None:
+    from schedsvc.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="maxBatchAge"):
+        parse_config({"profiles": [{"batching": {"maxBatchAge": bad}}]})

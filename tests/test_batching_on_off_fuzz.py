@@ -264,8 +264,10 @@ def _confirm(c: Any, uid: str, mode: int) -> None:
     rec = c.snapshot.pods.get(uid)
     if rec is None or not rec.node_name:
         return
-    if mode == 0:  # the client binds it where we put it
-        c.update(SnapshotUpdate(upsert_pods=[dataclasses.replace(rec.pod, shape=None)]))
+    if mode == 0:  # the client binds it where we put it (an assumed record keeps the pod
+        # as sent: the node is the record's)
+        c.update(SnapshotUpdate(upsert_pods=[dataclasses.replace(
+            rec.pod, node_name=rec.node_name, shape=None)]))
     elif mode == 1:  # binding failed: forget it
         c.update(SnapshotUpdate(remove_pods=[uid]))
     else:  # bound elsewhere (another scheduler raced)

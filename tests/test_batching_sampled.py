@@ -294,3 +294,34 @@ def test_soft_spread_false_turns_deployment_batching_off_and_leaves_plain_pods_h
     assert play(cluster, deployment, batching=True, rescore=True, config=cfg)[1] == 0
     assert play(cluster, deployment, batching=True, rescore=True, config=config(None))[1] == 9
     assert play(cluster, plain, batching=True, rescore=True, config=cfg)[1] == 9
+
+
+def test_a_tie_kept_through_several_placements_breaks_when_one_node_scores_lower() -> None:
+    """Big nodes: a 100m pod moves no score of its node until several share it, so a run
+    starts with every window one tie and keeps it for a while (the cache then draws without
+    building totals); the first node that scores lower must leave the tie, as in the cycle."""
+    cluster = [node(f"n{i}", cpu=32000, memory=256 * 2**30, labels={ZONE_KEY: "abc"[i % 3]})
+               for i in range(150)]
+    small = {"cpu": 100, "memory": 100 * 2**20}
+    steps = [Step("schedule", ([make_pod(f"p{i}", small) for i in range(700)], False))]
+    off, _ = play(cluster, steps, batching=False, rescore=True, config=config(None))
+    on, batched = play(cluster, steps, batching=True, rescore=True, config=config(None))
+    assert on == off
+    assert batched >= 690
+    # the scores moved during the run: the tie did break
+    assert len({score for _, _, _, score, _ in off}) > 1
+
+
+def test_a_tie_of_the_summed_scores_is_no_tie_while_a_normalized_plugin_differs() -> None:
+    """The summed raw scores are one value on every node, TaintToleration's are not (it is
+    normalized per window): the draw is among the untainted nodes only."""
+    prefer = (Taint("dedicated", "gpu", "PreferNoSchedule"),)
+    cluster = [node(f"n{i}", cpu=32000, memory=256 * 2**30, taints=prefer if i % 10 == 7 else ())
+               for i in range(150)]
+    small = {"cpu": 100, "memory": 100 * 2**20}
+    steps = [Step("schedule", ([make_pod(f"p{i}", small) for i in range(100)], False))]
+    off, _ = play(cluster, steps, batching=False, rescore=True, config=config(None))
+    on, batched = play(cluster, steps, batching=True, rescore=True, config=config(None))
+    assert on == off
+    assert batched >= 99
+    assert not any(int(name[1:]) % 10 == 7 for _, name, *_ in on)

@@ -8,6 +8,7 @@ Anything we cannot honour is a ConfigError naming the field, at start-up.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -316,20 +317,19 @@ def _parse_batching(raw: Any, where: str) -> BatchingConfig:
     )
 
 
+_GO_UNITS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "μs": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0,
+             "h": 3600.0}
+_GO_PART = re.compile(r"(\d+\.?\d*|\.\d+)(ns|us|µs|μs|ms|s|m|h)")
+
+
 def _duration(raw: Any, where: str) -> float:
-    """A Go duration string ("500ms", "2s") or a number of seconds."""
+    """A Go duration string (time.ParseDuration: "500ms", "1m30s", "1h") or seconds."""
     if isinstance(raw, (int, float)) and not isinstance(raw, bool) and raw > 0:
         return float(raw)
-    if isinstance(raw, str):
-        for suffix, scale in (("ms", 1e-3), ("us", 1e-6), ("s", 1.0), ("m", 60.0)):
-            if raw.endswith(suffix):
-                try:
-                    v = float(raw[: -len(suffix)]) * scale
-                except ValueError:
-                    break
-                if v > 0:
-                    return v
-                break
+    if isinstance(raw, str) and re.fullmatch(f"(?:{_GO_PART.pattern})+", raw):
+        v = sum(float(n) * _GO_UNITS[u] for n, u in _GO_PART.findall(raw))
+        if v > 0:
+            return v
     raise ConfigError(where, f"invalid duration {raw!r}")
 
 

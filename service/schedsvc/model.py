@@ -6,12 +6,10 @@ Kubernetes quantities by the server layer. Types are frozen: a snapshot shares t
 
 from __future__ import annotations
 
-import operator
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import Enum
 from types import MappingProxyType
-from typing import Any
 
 __all__ = [
     "CPU",
@@ -25,7 +23,6 @@ __all__ = [
     "is_supported_pod_level_resource",
     "MAX_QUANTITY",
     "Taint",
-    "with_node",
     "Toleration",
     "NodeSelectorRequirement",
     "NodeSelectorTerm",
@@ -320,21 +317,6 @@ class Pod:
     # Set by the server's conversion cache: pods holding the same token are equal in every
     # field but uid and name, so per-pod work (PodInfo, signature) can be memoized by it.
     shape: object | None = field(default=None, compare=False, repr=False)
-
-
-_POD_FIELD_NAMES = tuple(Pod.__dataclass_fields__)
-if _POD_FIELD_NAMES[-4:] != ("node_name", "nominated_node_name", "default_selector", "shape"):
-    raise ImportError("with_node expects model.Pod to end with these fields")  # pragma: no cover
-_before_node_name = operator.attrgetter(*_POD_FIELD_NAMES[:-4])
-
-
-def with_node(pod: Pod, node_name: str) -> Pod:
-    """`pod` bound to `node_name` (assume), faster than dataclasses.replace on the hot path.
-    The shape token is dropped: the bound pod differs from its shape in node_name."""
-    values: list[Any] = [
-        *_before_node_name(pod), node_name, pod.nominated_node_name, pod.default_selector, None
-    ]
-    return Pod(*values)
 
 
 @dataclass(frozen=True, slots=True)

@@ -17,7 +17,7 @@ import numpy as np
 from ..framework import Rows
 from ..framework.podinfo import PodInfo, pod_info
 from ..framework.snapshot import Snapshot
-from ..model import Outcome, Pod, with_node
+from ..model import Outcome, Pod
 from .batch_types import HintResult
 from .filtering import (
     Diagnosis,
@@ -254,7 +254,7 @@ def assume(
     snap = c.snapshot
     node = snap.node(row).name
     before = snap.generation
-    snap.add_pod(with_node(pod, node), node, assumed=True, info=info)
+    snap.add_pod(pod, node, assumed=True, info=info)
     batch.assumed(before, snap.generation)
     for b in c.batches.values():
         b.pod_assumed(row, pod)

@@ -27,6 +27,10 @@ from .select_host import best_positions, select_host
 
 __all__ = ["Window", "WindowCache"]
 
+# tombstones `fpos` may hold before it is compacted: a node that stops fitting (every
+# placement of a pod that fills its node) costs O(1), not a copy of every feasible position
+DEAD_MAX = 64
+
 
 @dataclass(slots=True)
 class Window:
@@ -41,7 +45,8 @@ class WindowCache:
     order: Rows  # the snapshot's visiting order the cache was built on
     position: Rows  # per row: its position in `order` (-1: not a node)
     feasible: BoolArray  # per row
-    fpos: Rows  # positions of the feasible rows, ascending
+    fpos: Rows  # positions of the feasible rows, ascending, with `dead` tombstones among them
+    falive: BoolArray  # per entry of fpos: False for a tombstone (the row stopped fitting)
     raw: dict[str, IntArray]  # per row (valid where feasible), of the plugins not window_scored
     identity: list[tuple[str, int]]  # (plugin, weight) summed in `fixed`
     fixed: IntArray  # per row: weighted sum of the identity-normalized plugins' raw scores
@@ -54,6 +59,11 @@ class WindowCache:
     states: dict[str, Any]
     skipped: set[str]
     pending: bool = False  # stored, not yet built (see pending_for)
+    dead: int = 0  # tombstones in fpos
+    # `fixed` of every feasible row while they are all equal (None before the first, or
+    # once two differ): with nothing dense or windowed, every window is then one tie
+    level: int | None = None
+    uneven: bool = False
 
     # per position: evaluated. The first hint evaluates what its window needs (about a
     # cycle's work), the second every other node at once: a run of two pays about a cycle,
@@ -67,8 +77,8 @@ class WindowCache:
     def nlive(self) -> int:
         """Feasible rows; 1 while some are not known yet (pending, or not evaluated)."""
         if self.pending or not self.complete:
-            return max(len(self.fpos), 1)
-        return len(self.fpos)
+            return max(len(self.fpos) - self.dead, 1)
+        return len(self.fpos) - self.dead
 
     @classmethod
     def pending_for(cls, signature: bytes, created: float) -> WindowCache:
@@ -76,7 +86,8 @@ class WindowCache:
         none: Rows = np.zeros(0, dtype=np.intp)
         return cls(
             signature=signature, created=created, order=none, position=none,
-            feasible=np.zeros(0, dtype=np.bool_), fpos=none, raw={}, identity=[],
+            feasible=np.zeros(0, dtype=np.bool_), fpos=none, falive=np.zeros(0, dtype=np.bool_),
+            raw={}, identity=[],
             fixed=np.zeros(0, dtype=np.int64), uniform=[], constant=0, dense=[], windowed=[],
             states={}, skipped=set(), pending=True,
         )
@@ -92,8 +103,9 @@ class WindowCache:
         position[order] = np.arange(len(order), dtype=np.intp)
         st = cls(
             signature=signature, created=created, order=order, position=position,
-            feasible=np.zeros(cap, dtype=np.bool_), fpos=np.zeros(0, dtype=np.intp), raw={},
-            identity=[], fixed=np.zeros(cap, dtype=np.int64), uniform=[], constant=0, dense=[],
+            feasible=np.zeros(cap, dtype=np.bool_), fpos=np.zeros(0, dtype=np.intp),
+            falive=np.zeros(0, dtype=np.bool_), raw={}, identity=[],
+            fixed=np.zeros(cap, dtype=np.int64), uniform=[], constant=0, dense=[],
             windowed=[], states={}, skipped=set(), known=np.zeros(len(order), dtype=np.bool_),
         )
         for p in fw.score:
@@ -110,7 +122,9 @@ class WindowCache:
         rows = self.order[ps]
         ok = fw.run_filter(cs, info, snap, rows, diagnose=False).feasible
         self.feasible[rows] = ok
+        self._compact()
         self.fpos = np.sort(np.concatenate((self.fpos, ps[ok])))
+        self.falive = np.ones(len(self.fpos), dtype=np.bool_)
         self.known[ps] = True
         self.complete = bool(self.known.all())
         frows = rows[ok]
@@ -170,8 +184,26 @@ class WindowCache:
             return
         self.feasible[row] = ok
         pos = int(self.position[row])
-        i = int(self.fpos.searchsorted(pos))
-        self.fpos = np.insert(self.fpos, i, pos) if ok else np.delete(self.fpos, i)
+        fpos = self.fpos
+        i = int(fpos.searchsorted(pos))
+        if not ok:
+            self.falive[i] = False
+            self.dead += 1
+            if self.dead > DEAD_MAX:
+                self._compact()
+        elif i < len(fpos) and int(fpos[i]) == pos:  # its tombstone comes back
+            self.falive[i] = True
+            self.dead -= 1
+        else:
+            self.fpos = np.insert(fpos, i, pos)
+            self.falive = np.insert(self.falive, i, True)
+
+    def _compact(self) -> None:
+        """Drop the tombstones from fpos."""
+        if self.dead:
+            self.fpos = self.fpos[self.falive]
+            self.falive = np.ones(len(self.fpos), dtype=np.bool_)
+            self.dead = 0
 
     def set_raw(self, row: int, raw: dict[str, int]) -> None:
         """New raw scores of one feasible row's dynamic plugins (kept uniform ones are static)."""
@@ -184,6 +216,8 @@ class WindowCache:
         for name, weight in self.identity:
             total += int(cols[name][row]) * weight
         self.fixed[row] = total
+        if total != self.level:
+            self.uneven = True
 
     def set_raws(self, info: PodInfo, rows: Rows, raw: dict[str, IntArray]) -> None:
         """New raw scores of feasible rows; a row new to the cache comes with its static scores
@@ -196,6 +230,11 @@ class WindowCache:
         for name, weight in self.identity:
             total += self.raw[name][rows] * weight
         self.fixed[rows] = total
+        if not self.uneven and len(rows):
+            if self.level is None:
+                self.level = int(total[0])
+            if bool((total != self.level).any()):
+                self.uneven = True
         broken = [u for u in self.uniform if u[0].name in raw and (raw[u[0].name] != u[1]).any()]
         if broken:
             self.uniform = [u for u in self.uniform if u not in broken]
@@ -259,6 +298,8 @@ class WindowCache:
         if len(flipped):
             self.feasible[flipped] = ~self.feasible[flipped]
             self.fpos = np.flatnonzero(self.feasible[self.order])
+            self.falive = np.ones(len(self.fpos), dtype=np.bool_)
+            self.dead = 0
         exclude = fw.window_scored_names
         for part, dyn in ((was & feasible, True), (~was & feasible, False)):
             if part.any():
@@ -278,18 +319,26 @@ class WindowCache:
         """The first `to_find` feasible rows from position `start`, and the nodes the filter
         stage visits to find them (all when there are fewer)."""
         self._reach(fw, info, snap, cs, start, to_find)
-        fpos, n = self.fpos, len(self.order)
+        fpos, alive, dead, n = self.fpos, self.falive, self.dead, len(self.order)
         m = len(fpos)
         k = int(fpos.searchsorted(start))
-        if m < to_find:
+        if m - dead < to_find:
             w = np.concatenate((fpos[k:], fpos[:k])) if k else fpos
+            if dead:
+                w = w[np.concatenate((alive[k:], alive[:k])) if k else alive]
             return Window(self.order[w], n)
-        end = k + to_find
+        # the next to_find + dead entries (all of them at most) hold to_find live ones
+        end = k + min(to_find + dead, m)
         if end <= m:
             w = fpos[k:end]
-            return Window(self.order[w], int(w[-1]) - start + 1)
-        w = np.concatenate((fpos[k:], fpos[: end - m]))
-        return Window(self.order[w], int(w[-1]) + n - start + 1)
+            if dead:
+                w = w[alive[k:end]][:to_find]
+        else:
+            w = np.concatenate((fpos[k:], fpos[: end - m]))
+            if dead:
+                w = w[np.concatenate((alive[k:], alive[: end - m]))][:to_find]
+        last = int(w[-1])  # positions from k on are >= start, wrapped ones below it
+        return Window(self.order[w], last - start + 1 if last >= start else last + n - start + 1)
 
     def _reach(
         self, fw: Framework, info: PodInfo, snap: Snapshot, cs: CycleState, start: int,
@@ -308,9 +357,9 @@ class WindowCache:
         found, pos = 0, start
         while found < to_find and not self.complete:
             ps = (pos + np.arange(min(piece, n - int(self.known.sum())))) % n
-            before = len(self.fpos)
+            before = len(self.fpos) - self.dead
             self._evaluate(fw, info, snap, cs, np.sort(ps))
-            found += len(self.fpos) - before
+            found += len(self.fpos) - self.dead - before
             pos = (pos + len(ps)) % n
 
     def pick(self, info: PodInfo, rows: Rows, rng: np.random.Generator) -> tuple[int, int]:
@@ -318,6 +367,9 @@ class WindowCache:
         window, as the cycle over exactly these feasible rows."""
         if len(rows) == 1:  # kube scores no single feasible node
             return int(rows[0]), 0
+        if not self.uneven and self.level is not None and not self.dense and not self.windowed:
+            # every total is `level`: the draw among them all, without building them
+            return int(rows[select_host(range(len(rows)), rng)]), self.level + self.constant
         totals = self.fixed[rows]  # `constant` is added to the best alone: it moves no tie
         for p, weight in self.dense:
             norm = p.normalize(self.states.get(p.name), info, self.raw[p.name][rows])

@@ -21,7 +21,11 @@ class NominatedKey:
 
 @dataclass(slots=True)
 class PodRecord:
-    """A pod the cluster holds: bound or assumed on `node_name`, or only nominated."""
+    """A pod the cluster holds: bound or assumed on `node_name`, or only nominated.
+
+    A pod we assumed is kept as it was sent (its own node_name empty): the node is
+    `node_name`, which is all any reader asks; building a bound copy cost a Pod and a
+    PodInfo per placement."""
 
     info: PodInfo
     node_name: str  # "" for a pod that is only nominated
