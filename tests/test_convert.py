@@ -632,3 +632,23 @@ def test_a_container_may_not_request_what_is_not_a_container_resource(name: str)
 def test_container_resources_kube_accepts_are_accepted(name: str) -> None:
     msg = pb.Pod(uid="u", containers=[pb.Container(name="c", requests={name: "1"})])
     assert name in CONVERTER.pod_from_pb(msg, "pods[0]").containers[0].requests
+
+
+def test_a_pod_built_from_its_cached_shape_equals_the_uncached_conversion() -> None:
+    """pod_from_pb builds cached pods through model.Pod's slots, not its __init__: the result
+    must be the same frozen value, every field, as a conversion without the cache."""
+    from dataclasses import FrozenInstanceError, fields
+
+    from schedsvc.server.convert_pod import pod_without_cache
+
+    conv = Converter()
+    conv.pod_from_pb(rich_pod(), "pods[0]")  # fills the whole-pod cache
+    cached = conv.pod_from_pb(rich_pod(), "pods[1]")  # built from the cached shape
+    plain = pod_without_cache(rich_pod(), "pods[1]", Converter().caches, conv.max_items)
+    for f in fields(model.Pod):
+        if f.name != "shape":
+            assert getattr(cached, f.name) == getattr(plain, f.name), f.name
+    assert cached == plain
+    assert cached.shape is not None and cached.nominated_node_name == "n2"
+    with pytest.raises(FrozenInstanceError):
+        cached.uid = "other"  # type: ignore[misc]

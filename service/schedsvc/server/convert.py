@@ -57,6 +57,23 @@ _POD_FIELDS = tuple(f.name for f in dataclasses.fields(model.Pod))
 if _POD_FIELDS[:2] != ("uid", "name"):  # pragma: no cover - guards a model change
     raise ImportError("convert.py expects model.Pod to open with uid, name")
 _pod_rest = operator.attrgetter(*_POD_FIELDS[2:])
+# model.Pod is a frozen slotted dataclass without __post_init__: its generated __init__ sets
+# each field by name through object.__setattr__, a third of a cached pod's conversion. The
+# slots' own setters skip the name lookups (tests/test_convert_pod_shape.py holds the two equal).
+if not hasattr(model.Pod, "__slots__") or hasattr(model.Pod, "__post_init__"):  # pragma: no cover
+    raise ImportError("convert.py expects model.Pod slotted and without __post_init__")
+_SET_UID, _SET_NAME, *_SETS_REST = [model.Pod.__dict__[f].__set__ for f in _POD_FIELDS]
+_new_object = object.__new__
+
+
+def pod_of_shape(uid: str, name: str, rest: tuple[object, ...]) -> model.Pod:
+    """model.Pod(uid, name, *rest) (`rest`: every field after name, in order)."""
+    pod: model.Pod = _new_object(model.Pod)
+    _SET_UID(pod, uid)
+    _SET_NAME(pod, name)
+    for set_field, value in zip(_SETS_REST, rest):  # noqa: B905 - lengths held by the test
+        set_field(pod, value)
+    return pod
 
 
 class Converter:
@@ -96,7 +113,7 @@ class Converter:
             pod = pod_without_cache(msg, field_prefix, self.caches, self.max_items)
             rest = (*_pod_rest(pod)[:-1], object())
             self._pods.put(key, rest, len(key))
-        return model.Pod(uid, name, *rest)
+        return pod_of_shape(uid, name, rest)
 
     def node_from_pb(self, msg: pb.Node, field_prefix: str) -> model.Node:
         """A validated domain Node; errors name fields under `field_prefix`
