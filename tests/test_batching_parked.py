@@ -201,3 +201,23 @@ def test_a_resume_is_as_fresh_as_a_new_cache() -> None:
         assert b.resumed_runs == 10
     finally:
         engine.close()
+
+
+# ---- found by review (issue 16): each failed before its fix -------------------------------------
+
+
+def test_a_return_when_every_parked_slot_is_taken_resumes_the_oldest() -> None:
+    """MAX_PARKED + 1 Deployments round-robin: when the first comes back, parking the
+    interrupted run pushes the oldest parked cache out, which is the returning one. It must
+    be taken before (this raised an AssertionError out of Schedule)."""
+    from schedsvc.engine.parked import MAX_PARKED
+
+    cluster = [node(f"n{i}", cpu=64_000, labels={ZONE_KEY: "abc"[i % 3]}) for i in range(120)]
+    steps = [
+        Step("schedule", ([pod(f"p{r}{k}{j}", **deployment(k)) for j in range(2)], False))
+        for r in range(2) for k in range(MAX_PARKED + 1)
+    ]
+    off, _ = play(cluster, steps, batching=False, rescore=True, config=config(None))
+    on, _ = play(cluster, steps, batching=True, rescore=True, config=config(None))
+    assert on == off
+    assert resumed(cluster, steps, None) == MAX_PARKED + 1  # every return of the second round

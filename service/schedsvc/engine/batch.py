@@ -271,6 +271,8 @@ class OpportunisticBatch:
         """The parked run of `sig` comes back: kube flushes the current state (counted as it
         would count it) and runs a full cycle; the parked cache re-evaluates the rows that
         changed since it was parked, and then hints what that cycle would pick."""
+        resumed = self.parked.resume(sig, snap.alive)  # taken first: parking the current
+        assert resumed is not None  # state may push the oldest parked cache, this one, out
         if self.state is not None:
             if cycle != self.last.cycle + 1:
                 self._flush(FlushReason.POD_SKIPPED)
@@ -279,8 +281,6 @@ class OpportunisticBatch:
             else:
                 self._park()
                 self._flush(FlushReason.POD_INCOMPATIBLE)
-        resumed = self.parked.resume(sig, snap.alive)
-        assert resumed is not None
         st, live = resumed
         if self.clock() > st.created + self.max_age or st.order is not snap.order:
             return False
