@@ -122,11 +122,10 @@ def schedule_pod(c: Cluster, pod: Pod, dry_run: bool) -> Placement:
         # a full cycle leaves the index wrapped to the node count; a hint, standing in for
         # one, must too
         c.next_start_index %= len(order)
-    start_row = int(order[c.next_start_index]) if len(order) else 0
     pct = fw.profile.percentage_of_nodes_to_score
     if pct is None:
         pct = c.engine.config.percentage_of_nodes_to_score
-    nominated = nominated_pods(fw, snap, info)
+    nominated = nominated_pods(fw, snap, info) if snap.nominated else None
     # nominated pods change feasibility through a second pass the cache does not model
     hint = (
         batch.get_node_hint(
@@ -149,6 +148,7 @@ def schedule_pod(c: Cluster, pod: Pod, dry_run: bool) -> Placement:
             nodes_evaluated=1, nodes_feasible=1,
         )
 
+    start_row = int(order[c.next_start_index]) if len(order) else 0
     record = cycle % PLUGIN_METRICS_SAMPLE_EVERY == 0
     num_all = snap.num_nodes
     if num_all == 0:
