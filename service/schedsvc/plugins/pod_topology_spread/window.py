@@ -114,12 +114,15 @@ def window_sync(state: WindowState, rows: Rows) -> None:
     if len(rows) == 1:  # the last placement: scalar arithmetic
         r = int(rows[0])
         for key, sel in enumerate(state.selectors):
-            live = state.index.counts_canonical(state.namespace, sel)
+            live = state.index.peek(state.namespace, sel)
+            if live is None:
+                live = state.index.counts_canonical(state.namespace, sel)
             seen = state.seen[key]
-            d = int(live[r]) - int(seen[r])
+            now = int(live[r])
+            d = now - int(seen[r])
             if d == 0:
                 continue
-            seen[r] = live[r]
+            seen[r] = now
             for c in state.constraints:
                 if not c.per_row and c.key == key and c.eligible[r]:
                     c.totals[c.value_ids[r]] += d
