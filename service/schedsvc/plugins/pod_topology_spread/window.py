@@ -27,7 +27,7 @@ from ...framework.selector_counts import SelectorCounts
 from ...framework.snapshot import BoolArray, IntArray, Snapshot
 from ...model import LabelSelector
 from .args import LABEL_HOSTNAME
-from .common import Constraint, NodeMasks, go_round, match_counts, value_ids
+from .common import Constraint, NodeMasks, match_counts, round_score_sum, value_ids
 from .scoring import ScoreState, eligible_rows, ignored_rows_of, normalize
 
 __all__ = ["WindowConstraint", "WindowState", "window_state", "window_sync", "window_scores"]
@@ -187,7 +187,7 @@ def _by_row(state: WindowState, rows: Rows, scored: Rows) -> IntArray:
         total = contrib if total is None else total + contrib
     if total is None:
         return np.zeros(len(rows), dtype=np.int64)
-    return go_round(total)
+    return round_score_sum(total)
 
 
 def _counts(state: WindowState, c: WindowConstraint) -> npt.NDArray[np.int32]:
