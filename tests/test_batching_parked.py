@@ -22,8 +22,12 @@ from schedsvc.model import (
     ContainerImage,
     LabelSelector,
     Namespace,
+    NodeAffinity,
+    NodeSelectorRequirement,
+    NodeSelectorTerm,
     PodAffinity,
     PodAffinityTerm,
+    PreferredSchedulingTerm,
     TopologySpreadConstraint,
     WeightedPodAffinityTerm,
 )
@@ -380,3 +384,29 @@ def test_resumed_runs_hold_through_preemption_namespaces_hard_spreading_and_smal
     assert on == off
     norescore, _ = play_rough(cluster, steps, knobs, batching=True, rescore=False)
     assert norescore == off
+
+
+def test_a_resume_filters_with_the_returning_pods_own_prefilter() -> None:
+    """An existing pod's required anti-affinity keeps Deployment 0 out of zone a (PreFilter
+    counts it for d0's labels, not d1's), while d0 prefers zone a: a row of zone a that
+    changed while d0 was parked must be re-filtered with d0's PreFilter, not with the
+    interrupting run's (the kept CycleState), or it reads as feasible and wins."""
+    cluster = [node(f"n{i}", labels={ZONE_KEY: "abc"[i % 3]}) for i in range(150)]
+    term = PodAffinityTerm(ZONE_KEY, LabelSelector(match_labels=(("app", "d0"),)))
+    guard = Affinity(pod_anti_affinity=PodAffinity(required=(term,)))
+    prefer_a = Affinity(node_affinity=NodeAffinity(preferred=(PreferredSchedulingTerm(
+        100, NodeSelectorTerm(match_expressions=(
+            NodeSelectorRequirement(ZONE_KEY, "In", ("a",)),))),)))
+    a = {**deployment(0), "affinity": prefer_a}
+    steps = [
+        Step("bind", pod("guard", labels={"app": "g"}, affinity=guard, node_name="n3")),
+        Step("schedule", ([pod(f"a{j}", **a) for j in range(3)], False)),
+        Step("schedule", ([pod(f"b{j}", **deployment(1)) for j in range(3)], False)),
+        Step("bind", pod("y", cpu=10, labels={"app": "y"}, node_name="n0")),
+        Step("schedule", ([pod(f"a2{j}", **a) for j in range(3)], False)),
+    ]
+    off, _ = play(cluster, steps, batching=False, rescore=True, config=config(None))
+    on, _ = play(cluster, steps, batching=True, rescore=True, config=config(None))
+    assert on == off
+    assert all(int(name[1:]) % 3 != 0 for uid, name, *_ in off if uid[0] == "a")  # never a
+    assert resumed(cluster, steps, None) == 1
