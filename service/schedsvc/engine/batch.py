@@ -31,7 +31,7 @@ from ..framework.affinity_index import pod_has_pod_affinity
 from ..framework.podinfo import PodInfo
 from ..framework.snapshot import Snapshot
 from ..model import Pod
-from .batch_types import BatchAttempt, FlushReason, HintResult, LastCycle
+from .batch_types import NO_HINT, BatchAttempt, FlushReason, HintResult, LastCycle
 from .observer import Observer
 from .parked import ParkedStates
 from .run_memo import RunMemo
@@ -114,7 +114,8 @@ class OpportunisticBatch:
                 self.parked.changed((row,))
 
     def _set_cycle(self, cycle: int, row: int, name: str, succeeded: bool) -> None:
-        self.last = LastCycle(cycle, row, name, succeeded)
+        last = self.last  # in place: one per pod, read only here
+        last.cycle, last.row, last.name, last.succeeded = cycle, row, name, succeeded
 
     # ---- GetNodeHint ------------------------------------------------------------------------
     def get_node_hint(
@@ -124,11 +125,11 @@ class OpportunisticBatch:
         """A hint for the pod of `cycle`: `start_index` is the position in `snap.order` the
         filter stage would visit first now, `to_find` the feasible nodes it would look for
         (numFeasibleNodesToFind)."""
+        if not self.enabled:
+            return NO_HINT
         started = time.perf_counter()
-        result = HintResult(None)
+        result = NO_HINT
         try:
-            if not self.enabled:
-                return result
             sig, full = self.signer.sign(info)
             self._signature = (cycle, sig, full)
             if not self._batch_state_compatible(info, snap, cycle, sig, start_index, to_find):
@@ -153,10 +154,9 @@ class OpportunisticBatch:
             self.observer.batch_attempt(self.profile, BatchAttempt.HINT)
             return result
         finally:
-            if self.enabled:
-                self.observer.hint_duration(
-                    self.profile, result.row is not None, time.perf_counter() - started
-                )
+            self.observer.hint_duration(
+                self.profile, result.row is not None, time.perf_counter() - started
+            )
 
     def _batch_state_compatible(
         self, info: PodInfo, snap: Snapshot, cycle: int, sig: bytes | None, start_index: int,
@@ -164,8 +164,8 @@ class OpportunisticBatch:
     ) -> bool:
         """kube's batchStateCompatible, plus the rescore path."""
         st = self.state
-        if sig is not None and sig in self.parked and self.rescore and (
-            st is None or st.signature != sig
+        if (st is None or st.signature != sig) and sig is not None and self.rescore and (
+            sig in self.parked
         ):
             return self._resume(info, snap, cycle, sig)
         if st is None or st.nlive == 0:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import StrEnum
 
-__all__ = ["FlushReason", "BatchAttempt", "HintResult", "LastCycle"]
+__all__ = ["FlushReason", "BatchAttempt", "HintResult", "LastCycle", "NO_HINT"]
 
 
 class FlushReason(StrEnum):
@@ -41,6 +41,9 @@ class HintResult:
     row: int | None
     score: int = 0
     processed: int = 0  # nodes the cycle the hint stands for visits (the start index moves)
+
+
+NO_HINT = HintResult(None)  # shared: a HintResult is never written after it is made
 
 
 @dataclass(slots=True)

@@ -18,8 +18,8 @@ __all__ = ["select_host", "best_positions"]
 
 def best_positions(totals: IntArray) -> tuple[int, Rows]:
     """The best total and every position holding it, ascending."""
-    best = int(totals.max())
-    ties: Rows = np.flatnonzero(totals == best)
+    best = int(np.maximum.reduce(totals))
+    ties: Rows = (totals == best).nonzero()[0]  # flatnonzero's result, one call less
     return best, ties
 
 

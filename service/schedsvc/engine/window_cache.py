@@ -47,6 +47,7 @@ class WindowCache:
     feasible: BoolArray  # per row
     fpos: Rows  # positions of the feasible rows, ascending, with `dead` tombstones among them
     falive: BoolArray  # per entry of fpos: False for a tombstone (the row stopped fitting)
+    frows: Rows  # per entry of fpos: its row (order[fpos]), so a window is one gather less
     raw: dict[str, IntArray]  # per row (valid where feasible), of the plugins not window_scored
     identity: list[tuple[str, int]]  # (plugin, weight) summed in `fixed`
     fixed: IntArray  # per row: weighted sum of the identity-normalized plugins' raw scores
@@ -87,7 +88,7 @@ class WindowCache:
         return cls(
             signature=signature, created=created, order=none, position=none,
             feasible=np.zeros(0, dtype=np.bool_), fpos=none, falive=np.zeros(0, dtype=np.bool_),
-            raw={}, identity=[],
+            frows=none, raw={}, identity=[],
             fixed=np.zeros(0, dtype=np.int64), uniform=[], constant=0, dense=[], windowed=[],
             states={}, skipped=set(), pending=True,
         )
@@ -104,7 +105,8 @@ class WindowCache:
         st = cls(
             signature=signature, created=created, order=order, position=position,
             feasible=np.zeros(cap, dtype=np.bool_), fpos=np.zeros(0, dtype=np.intp),
-            falive=np.zeros(0, dtype=np.bool_), raw={}, identity=[],
+            falive=np.zeros(0, dtype=np.bool_), frows=np.zeros(0, dtype=np.intp), raw={},
+            identity=[],
             fixed=np.zeros(cap, dtype=np.int64), uniform=[], constant=0, dense=[],
             windowed=[], states={}, skipped=set(), known=np.zeros(len(order), dtype=np.bool_),
         )
@@ -123,8 +125,7 @@ class WindowCache:
         ok = fw.run_filter(cs, info, snap, rows, diagnose=False).feasible
         self.feasible[rows] = ok
         self._compact()
-        self.fpos = np.sort(np.concatenate((self.fpos, ps[ok])))
-        self.falive = np.ones(len(self.fpos), dtype=np.bool_)
+        self._set_fpos(np.sort(np.concatenate((self.fpos, ps[ok]))))
         self.known[ps] = True
         self.complete = bool(self.known.all())
         frows = rows[ok]
@@ -197,13 +198,19 @@ class WindowCache:
         else:
             self.fpos = np.insert(fpos, i, pos)
             self.falive = np.insert(self.falive, i, True)
+            self.frows = np.insert(self.frows, i, row)
 
     def _compact(self) -> None:
         """Drop the tombstones from fpos."""
         if self.dead:
-            self.fpos = self.fpos[self.falive]
-            self.falive = np.ones(len(self.fpos), dtype=np.bool_)
-            self.dead = 0
+            self._set_fpos(self.fpos[self.falive])
+
+    def _set_fpos(self, fpos: Rows) -> None:
+        """fpos, none of them a tombstone."""
+        self.fpos = fpos
+        self.frows = self.order[fpos]
+        self.falive = np.ones(len(fpos), dtype=np.bool_)
+        self.dead = 0
 
     def set_raw(self, row: int, raw: dict[str, int]) -> None:
         """New raw scores of one feasible row's dynamic plugins (kept uniform ones are static)."""
@@ -297,9 +304,7 @@ class WindowCache:
         flipped = rows[feasible != was]
         if len(flipped):
             self.feasible[flipped] = ~self.feasible[flipped]
-            self.fpos = np.flatnonzero(self.feasible[self.order])
-            self.falive = np.ones(len(self.fpos), dtype=np.bool_)
-            self.dead = 0
+            self._set_fpos(np.flatnonzero(self.feasible[self.order]))
         exclude = fw.window_scored_names
         for part, dyn in ((was & feasible, True), (~was & feasible, False)):
             if part.any():
@@ -319,26 +324,26 @@ class WindowCache:
         """The first `to_find` feasible rows from position `start`, and the nodes the filter
         stage visits to find them (all when there are fewer)."""
         self._reach(fw, info, snap, cs, start, to_find)
-        fpos, alive, dead, n = self.fpos, self.falive, self.dead, len(self.order)
+        fpos, rows, alive, dead, n = self.fpos, self.frows, self.falive, self.dead, len(self.order)
         m = len(fpos)
         k = int(fpos.searchsorted(start))
         if m - dead < to_find:
-            w = np.concatenate((fpos[k:], fpos[:k])) if k else fpos
+            w = np.concatenate((rows[k:], rows[:k])) if k else rows
             if dead:
                 w = w[np.concatenate((alive[k:], alive[:k])) if k else alive]
-            return Window(self.order[w], n)
+            return Window(w, n)
         # the next to_find + dead entries (all of them at most) hold to_find live ones
         end = k + min(to_find + dead, m)
         if end <= m:
-            w = fpos[k:end]
+            w = rows[k:end]
             if dead:
                 w = w[alive[k:end]][:to_find]
         else:
-            w = np.concatenate((fpos[k:], fpos[: end - m]))
+            w = np.concatenate((rows[k:], rows[: end - m]))
             if dead:
                 w = w[np.concatenate((alive[k:], alive[: end - m]))][:to_find]
-        last = int(w[-1])  # positions from k on are >= start, wrapped ones below it
-        return Window(self.order[w], last - start + 1 if last >= start else last + n - start + 1)
+        last = int(self.position[w[-1]])  # from k on >= start, wrapped ones below it
+        return Window(w, last - start + 1 if last >= start else last + n - start + 1)
 
     def _reach(
         self, fw: Framework, info: PodInfo, snap: Snapshot, cs: CycleState, start: int,
