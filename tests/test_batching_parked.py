@@ -410,3 +410,34 @@ def test_a_resume_filters_with_the_returning_pods_own_prefilter() -> None:
     assert on == off
     assert all(int(name[1:]) % 3 != 0 for uid, name, *_ in off if uid[0] == "a")  # never a
     assert resumed(cluster, steps, None) == 1
+
+
+def test_parked_caches_are_bounded_in_bytes(monkeypatch: Any) -> None:
+    """A big cluster's caches are big: the oldest go once the parked bytes pass the budget,
+    and a cache counts its plugins' window-state arrays too."""
+    from schedsvc.engine import parked
+    from schedsvc.engine.window_cache import WindowCache
+    from schedsvc.plugins.pod_topology_spread.window import WindowState
+
+    monkeypatch.setattr(parked, "MAX_PARKED_BYTES", 20_000)
+
+    def cache(sig: bytes, extra: int = 0) -> WindowCache:
+        base = WindowCache.pending_for(sig, 0.0)
+        c = dataclasses.replace(base, pending=False, position=np.zeros(1000, dtype=np.intp))
+        if extra:
+            state = WindowState(
+                "ns", (), np.zeros(extra, dtype=np.bool_), False, [], [], None  # type: ignore[arg-type]
+            )
+            c.windowed.append((None, state, 1))  # type: ignore[arg-type]
+        return c
+
+    p = parked.ParkedStates()
+    p.park(cache(b"a"), set())
+    p.park(cache(b"b"), set())
+    assert b"a" in p and b"b" in p  # 16,000 bytes
+    p.park(cache(b"c"), set())
+    assert b"a" not in p and b"b" in p and b"c" in p
+    p.park(cache(b"d", extra=12_000), set())  # 20,000 bytes alone: the budget, kept
+    assert [s for s in (b"a", b"b", b"c", b"d") if s in p] == [b"d"]
+    p.park(cache(b"e", extra=30_000), set())  # over the budget alone: the newest stays
+    assert len(p) == 1 and b"e" in p

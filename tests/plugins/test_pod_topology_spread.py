@@ -811,3 +811,29 @@ def test_an_empty_selector_counts_no_existing_pod_but_still_matches_the_pod_itse
         if when == "ScheduleAnyway":
             assert {n.scores["PodTopologySpread"][0] for n in ex.nodes} == {100}
     engine.close()
+
+
+def test_round_score_sum_is_go_round_on_score_sums() -> None:
+    """A window's score sums are integers or above log(3): there x + 0.5 truncated is
+    math.Round, at every half and next to it."""
+    import math
+
+    import numpy as np
+
+    from schedsvc.plugins.pod_topology_spread.common import go_round, round_score_sum
+
+    rng = np.random.default_rng(5)
+    sums = []
+    for n in (1, 2, 3, 7, 500, 4998):
+        w = math.log(n + 2)
+        cnt = rng.integers(0, 40, size=2000)
+        skew = rng.integers(0, 6, size=2000)
+        sums.append(cnt * w + skew)
+        sums.append(cnt * w + skew + rng.integers(0, 300, size=2000) * math.log(3 + 2) + 4)
+    halves = np.arange(1, 5000) + 0.5  # and the doubles either side of each half
+    sums += [halves, np.nextafter(halves, 0), np.nextafter(halves, np.inf), np.arange(0, 200.0)]
+    x = np.concatenate(sums)
+    assert ((x == np.floor(x)) | (x >= math.log(3))).all()  # what score sums are
+    np.testing.assert_array_equal(round_score_sum(x), go_round(x))
+    # the one double it rounds wrong is no score sum
+    assert round_score_sum(np.array([np.nextafter(0.5, 0)]))[0] == 1

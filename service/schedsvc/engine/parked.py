@@ -13,6 +13,7 @@ pod (anti-)affinity terms (they reach whole topology domains), a nomination, a r
 
 from __future__ import annotations
 
+import dataclasses
 from collections import OrderedDict
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -25,9 +26,10 @@ from .window_cache import WindowCache
 
 __all__ = ["ParkedStates"]
 
-# parked caches per profile: a cache holds a few arrays of node length, so memory is bounded
-# by this times the node count
+# parked caches per profile, and their bytes: a cache holds arrays of node length (~0.5 MB at
+# 5000 nodes, ~5 MB at 50,000), so a big cluster keeps fewer (12 at 50,000 nodes)
 MAX_PARKED = 16
+MAX_PARKED_BYTES = 64 << 20
 # journal entries kept; a cache whose missed rows fell off it is dropped (re-evaluating that
 # many rows costs about what a fresh evaluation does)
 MAX_JOURNAL = 8192
@@ -38,6 +40,7 @@ class _Parked:
     cache: WindowCache
     pending: set[int]  # rows its last hint had not re-evaluated yet (the last pick, churn)
     since: int  # journal position when parked: every row journaled from here on changed
+    nbytes: int
 
 
 class ParkedStates:
@@ -47,6 +50,7 @@ class ParkedStates:
         self._parked: OrderedDict[bytes, _Parked] = OrderedDict()
         self._journal: list[int] = []
         self._base = 0  # absolute position of _journal[0]
+        self._bytes = 0
 
     def __len__(self) -> int:
         return len(self._parked)
@@ -55,12 +59,16 @@ class ParkedStates:
         return signature in self._parked
 
     def park(self, cache: WindowCache, pending: Iterable[int]) -> None:
+        self.drop(cache.signature)
+        size = _nbytes(cache)
         self._parked[cache.signature] = _Parked(
-            cache, set(pending), self._base + len(self._journal)
+            cache, set(pending), self._base + len(self._journal), size
         )
-        self._parked.move_to_end(cache.signature)
-        while len(self._parked) > MAX_PARKED:
-            self._parked.popitem(last=False)
+        self._bytes += size
+        while len(self._parked) > 1 and (
+            len(self._parked) > MAX_PARKED or self._bytes > MAX_PARKED_BYTES
+        ):
+            self._bytes -= self._parked.popitem(last=False)[1].nbytes
 
     def changed(self, rows: Iterable[int]) -> None:
         """Rows whose pods changed: every parked cache re-evaluates them when resumed."""
@@ -71,16 +79,19 @@ class ParkedStates:
         if len(self._journal) > MAX_JOURNAL:
             cut = self._base + len(self._journal) - MAX_JOURNAL // 2
             for sig in [s for s, p in self._parked.items() if p.since < cut]:
-                del self._parked[sig]
+                self.drop(sig)
             keep = min((p.since for p in self._parked.values()), default=cut)
             del self._journal[: keep - self._base]
             self._base = keep
 
     def drop(self, signature: bytes) -> None:
-        self._parked.pop(signature, None)
+        p = self._parked.pop(signature, None)
+        if p is not None:
+            self._bytes -= p.nbytes
 
     def clear(self) -> None:
         self._parked.clear()
+        self._bytes = 0
         self._journal.clear()
 
     def resume(self, signature: bytes, alive: BoolArray) -> tuple[WindowCache, Rows] | None:
@@ -89,8 +100,30 @@ class ParkedStates:
         p = self._parked.pop(signature, None)
         if p is None:
             return None
+        self._bytes -= p.nbytes
         changed = np.zeros(len(alive), dtype=np.bool_)
         changed[np.array(self._journal[p.since - self._base:], dtype=np.intp)] = True
         changed[np.array(list(p.pending), dtype=np.intp)] = True
         rows: Rows = np.flatnonzero(changed & alive)
         return p.cache, rows
+
+
+def _nbytes(cache: WindowCache) -> int:
+    """The bytes of the arrays a cache owns: its per-row columns and its plugins' window
+    states (walked through dataclasses, lists and tuples; `order` and shared indexes are the
+    snapshot's and are not counted)."""
+    own = [cache.position, cache.feasible, cache.fpos, cache.falive, cache.frows, cache.fixed,
+           cache.known, *cache.raw.values()]
+    return sum(a.nbytes for a in own) + sum(_walk(state) for _, state, _ in cache.windowed)
+
+
+def _walk(obj: object, depth: int = 0) -> int:
+    if isinstance(obj, np.ndarray):
+        return int(obj.nbytes)
+    if depth > 3:
+        return 0
+    if isinstance(obj, (list, tuple)):
+        return sum(_walk(x, depth + 1) for x in obj)
+    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        return sum(_walk(getattr(obj, f.name), depth + 1) for f in dataclasses.fields(obj))
+    return 0

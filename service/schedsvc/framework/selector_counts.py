@@ -61,6 +61,12 @@ class SelectorCounts:
         """Pods in `namespace` whose labels match `selector`, per row (length = capacity)."""
         return self.counts_canonical(namespace, selector.canonical())
 
+    def peek(self, namespace: str, sel: LabelSelector) -> CountArray | None:
+        """The kept counts of a canonical selector, or None when not kept; leaves its
+        recency alone (a per-pod read, where counts_canonical's bookkeeping would cost more)."""
+        per_ns = self._by_ns.get(namespace)
+        return per_ns.get(sel) if per_ns is not None else None
+
     def counts_canonical(self, namespace: str, sel: LabelSelector) -> CountArray:
         """`counts` for a selector already canonical: a batch asks once per pod."""
         key = (namespace, sel)

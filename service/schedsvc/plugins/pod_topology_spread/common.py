@@ -25,6 +25,7 @@ __all__ = [
     "NodeMasks",
     "has_all_keys",
     "go_round",
+    "round_score_sum",
     "value_ids",
 ]
 
@@ -135,6 +136,16 @@ def go_round(x: npt.NDArray[np.floating[Any]]) -> IntArray:
     """math.Round (half away from zero) for non-negative values, without float slop."""
     fl = np.floor(x)
     out: IntArray = (fl + (x - fl >= 0.5)).astype(np.int64)
+    return out
+
+
+def round_score_sum(x: npt.NDArray[np.floating[Any]]) -> IntArray:
+    """go_round of a score sum: terms `cnt * weight + (maxSkew - 1)` with integer cnt and
+    maxSkew, and weight = log(n + 2) >= log(3) for n >= 1 scored nodes or domains. A sum is then
+    an integer or above log(3) > 0.5, where x + 0.5 rounds only within [floor(x+0.5), next) and
+    truncation is floor: math.Round in two operations, not five (the one double where
+    floor(x + 0.5) is off, 0.5 - 2**-54, is below log(3) and no integer)."""
+    out: IntArray = (x + 0.5).astype(np.int64)
     return out
 
 

@@ -27,7 +27,7 @@ from ...framework.selector_counts import SelectorCounts
 from ...framework.snapshot import BoolArray, IntArray, Snapshot
 from ...model import LabelSelector
 from .args import LABEL_HOSTNAME
-from .common import Constraint, NodeMasks, go_round, match_counts, value_ids
+from .common import Constraint, NodeMasks, match_counts, round_score_sum, value_ids
 from .scoring import ScoreState, eligible_rows, ignored_rows_of, normalize
 
 __all__ = ["WindowConstraint", "WindowState", "window_state", "window_sync", "window_scores"]
@@ -114,12 +114,15 @@ def window_sync(state: WindowState, rows: Rows) -> None:
     if len(rows) == 1:  # the last placement: scalar arithmetic
         r = int(rows[0])
         for key, sel in enumerate(state.selectors):
-            live = state.index.counts_canonical(state.namespace, sel)
+            live = state.index.peek(state.namespace, sel)
+            if live is None:
+                live = state.index.counts_canonical(state.namespace, sel)
             seen = state.seen[key]
-            d = int(live[r]) - int(seen[r])
+            now = int(live[r])
+            d = now - int(seen[r])
             if d == 0:
                 continue
-            seen[r] = live[r]
+            seen[r] = now
             for c in state.constraints:
                 if not c.per_row and c.key == key and c.eligible[r]:
                     c.totals[c.value_ids[r]] += d
@@ -184,7 +187,7 @@ def _by_row(state: WindowState, rows: Rows, scored: Rows) -> IntArray:
         total = contrib if total is None else total + contrib
     if total is None:
         return np.zeros(len(rows), dtype=np.int64)
-    return go_round(total)
+    return round_score_sum(total)
 
 
 def _counts(state: WindowState, c: WindowConstraint) -> npt.NDArray[np.int32]:
