@@ -18,6 +18,8 @@ import cProfile
 import pstats
 import time
 
+from _common import InProcessContext
+
 from schedsvc.config import parse_config
 from schedsvc.engine.scheduler import Engine
 from schedsvc.server.servicer import ScheduleServicer
@@ -26,22 +28,6 @@ from schedsvc.v1 import schedule_pb2 as pb
 NODES = 5000
 ZONES = ("za", "zb", "zc")
 
-
-class _Context:
-    def time_remaining(self) -> None:
-        return None
-
-    def is_active(self) -> bool:
-        return True
-
-    def abort(self, code: object, details: str) -> None:
-        raise RuntimeError(details)
-
-    def set_trailing_metadata(self, md: object) -> None:
-        pass
-
-    def invocation_metadata(self) -> tuple[()]:
-        return ()
 
 
 def _pod(kind: str, k: int, j: int) -> pb.Pod:
@@ -71,7 +57,7 @@ def main() -> None:
         profile["batching"] = {"maxBatchAge": "3600s"}
     engine = Engine(parse_config(cfg), seed=1)
     s = ScheduleServicer(engine)
-    ctx = _Context()
+    ctx = InProcessContext()
     nodes = [
         pb.Node(name=f"n{i}", allocatable={"cpu": "4", "memory": "32Gi", "pods": "110"},
                 labels={"kubernetes.io/hostname": f"n{i}",

@@ -14,31 +14,13 @@ import argparse
 import time
 
 import yaml
+from _common import InProcessContext
 
 from schedsvc.config import default_config, parse_config
 from schedsvc.engine.scheduler import Engine
 from schedsvc.server.servicer import ScheduleServicer
 from schedsvc.v1 import schedule_pb2 as pb
 from schedsvc_client.workload import CreateNodes, CreatePods, load_workload
-
-
-class _Context:
-    """What the servicer asks of a grpc context on the unary path."""
-
-    def time_remaining(self) -> None:
-        return None
-
-    def is_active(self) -> bool:
-        return True
-
-    def abort(self, code: object, details: str) -> None:
-        raise RuntimeError(details)
-
-    def set_trailing_metadata(self, md: object) -> None:
-        pass
-
-    def invocation_metadata(self) -> tuple[()]:
-        return ()
 
 
 def main() -> None:
@@ -58,7 +40,7 @@ def main() -> None:
         config = default_config()
     engine = Engine(config, seed=args.seed, batching_enabled=args.batching == "on")
     servicer = ScheduleServicer(engine)
-    ctx = _Context()
+    ctx = InProcessContext()
     workload = load_workload(args.workload, args.size)
     measured: list[bytes] = []
     for index, op in enumerate(workload.ops):
