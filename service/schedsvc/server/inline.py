@@ -1,0 +1,80 @@
+"""Which Schedule requests start on the event loop, and for how long (a slice).
+
+Handing a request to an executor thread and its response back costs a few thread switches,
+more than a batch of hinted pods costs to schedule; a batch that fits a short slice is cheapest
+scheduled right on the loop. The loop also answers health, reflection and every other call, so
+a slice is bounded three ways:
+
+- in time: `slice_seconds`, after which the rest of the batch moves to the executor
+  (schedule_call.py keeps the cluster's lock across the move);
+- per cluster, by what its pods recently cost: a cluster whose slowest recent pod (a full cycle
+  on many nodes, a preemption) took longer than a slice never starts on the loop, nor one the
+  loop has not yet seen a request of, nor a request whose conversion alone would outlast it;
+- per loop iteration: one slice at a time, and the next only after the loop has run what was
+  ready meanwhile, so a health check waits behind at most one slice per iteration however many
+  streams are busy.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+import weakref
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from ..engine.scheduler import Cluster
+from .schedule_call import ScheduleCall
+
+__all__ = ["InlinePolicy"]
+
+# a cluster's slowest recent pod decays by this factor per request, so one slow pod (a
+# snapshot change that ended every hint) keeps its batches off the loop for a while, not forever
+MAX_DECAY = 0.9
+
+
+@dataclass(slots=True)
+class _Cost:
+    max_pod_seconds: float
+    convert_seconds_per_pod: float
+
+
+class InlinePolicy:
+    """Touched on the event loop only."""
+
+    def __init__(self, slice_seconds: float) -> None:
+        self.slice_seconds = slice_seconds
+        self._free = True
+        self.slices = 0  # slices begun on the loop (tests and benchmarks read it)
+        # weak: a deleted cluster (or a read-only request's throwaway one) takes its entry along
+        self._costs: weakref.WeakKeyDictionary[Cluster, _Cost] = weakref.WeakKeyDictionary()
+
+    def begin(self, cluster: Cluster | None, pods: int) -> Callable[[], bool] | None:
+        """The slice's end (asked before each pod: true once its time is up) when a request
+        of `pods` pods for `cluster` may start on the loop now, or None: run it on the
+        executor."""
+        if self.slice_seconds <= 0 or not self._free or cluster is None:
+            return None
+        cost = self._costs.get(cluster)
+        if cost is None or cost.max_pod_seconds > self.slice_seconds:
+            return None
+        if pods * cost.convert_seconds_per_pod > self.slice_seconds:
+            return None
+        self._free = False
+        asyncio.get_running_loop().call_soon(self._release)
+        self.slices += 1
+        end = time.perf_counter() + self.slice_seconds
+        return lambda: time.perf_counter() >= end
+
+    def _release(self) -> None:
+        self._free = True
+
+    def record(self, call: ScheduleCall) -> None:
+        """What a finished request cost, wherever it ran."""
+        n = max(1, len(call.pods))
+        old = self._costs.get(call.cluster)
+        if old is None:
+            self._costs[call.cluster] = _Cost(call.max_pod_seconds, call.convert_seconds / n)
+        else:
+            old.max_pod_seconds = max(call.max_pod_seconds, old.max_pod_seconds * MAX_DECAY)
+            old.convert_seconds_per_pod = call.convert_seconds / n
