@@ -151,6 +151,11 @@ class ScheduleCall:
         self.convert_seconds = time.perf_counter() - t0
         self.max_pod_seconds = 0.0  # the longest single pod so far (what a slice may block)
 
+    @property
+    def holds_lock(self) -> bool:
+        """Whether the batch holds its cluster's lock (between its first pod and its last)."""
+        return self._locked
+
     def over(self) -> bool:
         return self.stopped or len(self.placements) == len(self.pods)
 
