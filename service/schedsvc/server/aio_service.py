@@ -31,7 +31,7 @@ from ..v1 import schedule_pb2 as pb
 from ..v1 import schedule_pb2_grpc as pb_grpc
 from .admission import StreamAdmission
 from .inline import InlinePolicy
-from .schedule_call import ScheduleCall
+from .schedule_call import OutOfSlice, ScheduleCall
 from .servicer import ScheduleServicer
 from .status import status_for
 
@@ -202,6 +202,15 @@ class AsyncScheduleServicer(pb_grpc.ScheduleServiceServicer):
 
         return run
 
+    async def _on_executor(
+        self, request: pb.ScheduleRequest, context: AioContext, done: _Done, unary: bool
+    ) -> pb.ScheduleResponse | None:
+        call, resp = await self._run(context, done, self._whole(unary), request)
+        self.inline.record(call)
+        if isinstance(resp, _Abort):
+            await _abort(context, resp)
+        return resp
+
     async def _schedule(
         self, request: pb.ScheduleRequest, context: AioContext, done: _Done, unary: bool
     ) -> pb.ScheduleResponse | None:
@@ -214,13 +223,13 @@ class AsyncScheduleServicer(pb_grpc.ScheduleServiceServicer):
             cluster = None  # the executor's run reports the error
         stop = self.inline.begin(cluster, len(request.pods))
         if stop is None:
-            call, resp = await self._run(context, done, self._whole(unary), request)
-            self.inline.record(call)
-            if isinstance(resp, _Abort):
-                await _abort(context, resp)
-            return resp
+            return await self._on_executor(request, context, done, unary)
         try:
-            call = ScheduleCall(self.sync, request, _CallContext(context, done))
+            call = ScheduleCall(
+                self.sync, request, _CallContext(context, done), self.inline.past_end
+            )
+        except OutOfSlice:  # converting it alone outlasted the slice: all of it on a thread
+            return await self._on_executor(request, context, done, unary)
         except (Exception, _Abort) as exc:  # noqa: BLE001 - becomes the call's status
             await _abort(context, exc)
         try:
