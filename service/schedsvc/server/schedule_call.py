@@ -137,7 +137,7 @@ class ScheduleCall:
         self._admission.enter(name)
         try:
             pod_from_pb = servicer.converter.pod_from_pb
-            with request_scope():  # an OutOfSlice leaves the scope's entries behind
+            with request_scope():  # an OutOfSlice drops what the scope cached
                 if past_slice is None:
                     pods = [pod_from_pb(p, f"pods[{i}]") for i, p in enumerate(request.pods)]
                 else:
