@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import gc
 import threading
+import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -308,3 +309,64 @@ def test_health_answers_while_a_stream_works_on_the_loop(servers: Servers) -> No
                  for j in range(60)])
     assert asyncio.run(_busy_stream_and_health(server.port, reqs)) == 40
     assert server.aio_servicer.inline.slices > 0
+
+
+# ---- review: the rest pool, conversion on the loop ---------------------------------------------
+
+def test_a_request_that_found_its_cluster_busy_waits_for_it_on_a_worker_not_the_rest_pool(
+    servers: Servers,
+) -> None:
+    """A request whose slice found its cluster locked moves on holding nothing. Were it to wait
+    for the lock on the rest pool, a batch that took the lock on the loop a moment later would
+    queue its rest behind it there, and neither would ever end (a caller without a deadline
+    holds the cluster, its admission slots and the rest pool's thread for good)."""
+    server, stub, _ = servers.start(max_workers=1)
+    load(stub, 10, cpu="2")
+    server.aio_servicer.inline = _Forced(1)
+    cluster = server.engine.cluster("default")
+    first, second = _batches(2)
+    gate = threading.Event()
+    server.rest_executor.submit(gate.wait, WAIT)  # its only thread runs another batch's rest
+    cluster.lock.acquire()  # a request on a worker thread holds the cluster
+    try:
+        busy = stub.Schedule.future(first, timeout=WAIT)
+        wait_until(lambda: server.aio_servicer.in_flight() == 1, what="the busy request moved on")
+    finally:
+        cluster.lock.release()
+    split = stub.Schedule.future(second, timeout=WAIT)
+    wait_until(lambda: split.done() or "b1-0" in cluster.snapshot.pods,
+               what="the second request's first pod")
+    gate.set()
+    for fut in (busy, split):
+        assert [p.outcome for p in fut.result(timeout=WAIT).placements] == (
+            [pb.Placement.SCHEDULED] * 10
+        )
+
+
+def test_conversion_on_the_loop_ends_with_its_slice(
+    servers: Servers, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The policy guesses a request's conversion from the cluster's last request, per pod; pods
+    the conversion caches have not seen (a Job's pods each carry their own index label) cost
+    many times what cached ones do. Here the second request's pods convert slowly (2 ms each,
+    standing in for such misses): the loop must not go on converting past its slice."""
+    server, stub, _ = servers.start()
+    load(stub, 10, cpu="8")
+    stub.Schedule(pb.ScheduleRequest(pods=[pb_pod(f"w{i}") for i in range(50)]), timeout=WAIT)
+    conv = server.servicer.converter
+    real = conv.pod_from_pb
+    loop_thread = server._loop_thread
+    on_loop = 0
+
+    def slow(msg: pb.Pod, prefix: str) -> Any:
+        nonlocal on_loop
+        on_loop += threading.current_thread() is loop_thread
+        time.sleep(0.002)
+        return real(msg, prefix)
+
+    monkeypatch.setattr(conv, "pod_from_pb", slow)
+    resp = stub.Schedule(
+        pb.ScheduleRequest(pods=[pb_pod(f"s{i}") for i in range(50)]), timeout=WAIT
+    )
+    assert len(resp.placements) == 50
+    assert on_loop <= SLICE / 0.002 + 8  # a slice's worth, and the pods until the next look

@@ -31,7 +31,7 @@ from ..v1 import schedule_pb2 as pb
 from ..v1 import schedule_pb2_grpc as pb_grpc
 from .admission import StreamAdmission
 from .inline import InlinePolicy
-from .schedule_call import ScheduleCall
+from .schedule_call import OutOfSlice, ScheduleCall
 from .servicer import ScheduleServicer
 from .status import status_for
 
@@ -123,9 +123,10 @@ class AsyncScheduleServicer(pb_grpc.ScheduleServiceServicer):
         self, sync: ScheduleServicer, executor: Executor,
         loop_slice_seconds: float = 0.0, rest_executor: Executor | None = None,
     ) -> None:
-        """`rest_executor` runs the rest of batches whose first slice ran on the loop: its own
-        threads, since such a batch holds its cluster's lock while it waits for one, and on the
-        request pool every thread could be a request waiting for that very lock. Slices are
+        """`rest_executor` runs the rest of batches whose first slice ran on the loop and took
+        their cluster's lock: its own threads, since such a batch holds that lock while it
+        waits for one, and on the request pool every thread could be a request waiting for
+        that very lock. Nothing on it ever waits for a lock, so it always drains. Slices are
         only taken with one (`loop_slice_seconds` > 0)."""
         self.sync = sync
         self.executor = executor
@@ -166,7 +167,13 @@ class AsyncScheduleServicer(pb_grpc.ScheduleServiceServicer):
         self._in_flight += 1
         # the caller's contextvars (the RPC's tracing span) follow the work to its thread
         ctx = contextvars.copy_context()
-        fut = (executor or self.executor).submit(ctx.run, fn, *args)
+        try:
+            fut = (executor or self.executor).submit(ctx.run, fn, *args)
+        except BaseException:  # a pool already shut down: nothing will ever run it
+            self._in_flight -= 1
+            if cancelled is not None:
+                cancelled()
+            raise
         if cancelled is not None:
             fut.add_done_callback(lambda f: cancelled() if f.cancelled() else None)
         try:
@@ -195,6 +202,15 @@ class AsyncScheduleServicer(pb_grpc.ScheduleServiceServicer):
 
         return run
 
+    async def _on_executor(
+        self, request: pb.ScheduleRequest, context: AioContext, done: _Done, unary: bool
+    ) -> pb.ScheduleResponse | None:
+        call, resp = await self._run(context, done, self._whole(unary), request)
+        self.inline.record(call)
+        if isinstance(resp, _Abort):
+            await _abort(context, resp)
+        return resp
+
     async def _schedule(
         self, request: pb.ScheduleRequest, context: AioContext, done: _Done, unary: bool
     ) -> pb.ScheduleResponse | None:
@@ -207,13 +223,13 @@ class AsyncScheduleServicer(pb_grpc.ScheduleServiceServicer):
             cluster = None  # the executor's run reports the error
         stop = self.inline.begin(cluster, len(request.pods))
         if stop is None:
-            call, resp = await self._run(context, done, self._whole(unary), request)
-            self.inline.record(call)
-            if isinstance(resp, _Abort):
-                await _abort(context, resp)
-            return resp
+            return await self._on_executor(request, context, done, unary)
         try:
-            call = ScheduleCall(self.sync, request, _CallContext(context, done))
+            call = ScheduleCall(
+                self.sync, request, _CallContext(context, done), self.inline.past_end
+            )
+        except OutOfSlice:  # converting it alone outlasted the slice: all of it on a thread
+            return await self._on_executor(request, context, done, unary)
         except (Exception, _Abort) as exc:  # noqa: BLE001 - becomes the call's status
             await _abort(context, exc)
         try:
@@ -222,10 +238,13 @@ class AsyncScheduleServicer(pb_grpc.ScheduleServiceServicer):
             await _abort(context, exc)
         if over:
             call.close()
-        else:  # the slice ran out, or another request holds the cluster: go on off the loop
-            await self._submit(
-                context, _finish, call, cancelled=call.close, executor=self.rest_executor
-            )
+        else:
+            # the slice ran out: the rest holds the cluster, on the pool that never waits for
+            # a lock; or another request holds the cluster: the rest holds nothing and waits
+            # for it on the request pool (on the rest pool it could take the thread a batch
+            # that takes the lock next needs to end, and neither would)
+            pool = self.rest_executor if call.holds_lock else self.executor
+            await self._submit(context, _finish, call, cancelled=call.close, executor=pool)
         self.inline.record(call)
         try:
             return call.deliver(unary)

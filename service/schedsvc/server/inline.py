@@ -9,7 +9,9 @@ a slice is bounded three ways:
   (schedule_call.py keeps the cluster's lock across the move);
 - per cluster, by what its pods recently cost: a cluster whose slowest recent pod (a full cycle
   on many nodes, a preemption) took longer than a slice never starts on the loop, nor one the
-  loop has not yet seen a request of, nor a request whose conversion alone would outlast it;
+  loop has not yet seen a request of, nor a request whose conversion alone would outlast it
+  (guessed from the cluster's last request, and watched while it converts: pods the caches
+  have not seen cost many times more, so a conversion past the slice moves to a thread);
 - per loop iteration: one slice at a time, and the next only after the loop has run what was
   ready meanwhile, so a health check waits behind at most one slice per iteration however many
   streams are busy.
@@ -18,6 +20,7 @@ a slice is bounded three ways:
 from __future__ import annotations
 
 import asyncio
+import math
 import time
 import weakref
 from collections.abc import Callable
@@ -45,6 +48,7 @@ class InlinePolicy:
     def __init__(self, slice_seconds: float) -> None:
         self.slice_seconds = slice_seconds
         self._free = True
+        self.end = math.inf  # the current slice's end on the perf_counter clock
         self.slices = 0  # slices begun on the loop (tests and benchmarks read it)
         # weak: a deleted cluster (or a read-only request's throwaway one) takes its entry along
         self._costs: weakref.WeakKeyDictionary[Cluster, _Cost] = weakref.WeakKeyDictionary()
@@ -63,8 +67,12 @@ class InlinePolicy:
         self._free = False
         asyncio.get_running_loop().call_soon(self._release)
         self.slices += 1
-        end = time.perf_counter() + self.slice_seconds
+        end = self.end = time.perf_counter() + self.slice_seconds
         return lambda: time.perf_counter() >= end
+
+    def past_end(self) -> bool:
+        """Whether the slice begun last is over (asked while a request converts on the loop)."""
+        return time.perf_counter() >= self.end
 
     def _release(self) -> None:
         self._free = True

@@ -26,7 +26,7 @@ from .cache import request_scope
 if TYPE_CHECKING:
     from .servicer import ScheduleServicer
 
-__all__ = ["NOT_ATTEMPTED", "ScheduleCall"]
+__all__ = ["NOT_ATTEMPTED", "OutOfSlice", "ScheduleCall"]
 
 NOT_ATTEMPTED = "not attempted: deadline exceeded"
 
@@ -39,6 +39,16 @@ _OUTCOME = {
     Outcome.UNSCHEDULABLE: pb.Placement.UNSCHEDULABLE,
     Outcome.REJECTED: pb.Placement.REJECTED,
 }
+
+
+class OutOfSlice(Exception):  # noqa: N818 - a signal, not an error
+    """Converting the request outlasted the event loop's slice: nothing was kept or taken;
+    convert it on a thread instead (the caches' cost of one request says little of the next:
+    pods they have not seen cost many times more)."""
+
+
+# how many pods are converted between two looks at the slice's clock
+_CONVERT_CHECK_EVERY = 8
 
 
 def should_continue(
@@ -113,8 +123,10 @@ class ScheduleCall:
 
     def __init__(
         self, servicer: ScheduleServicer, request: pb.ScheduleRequest,
-        context: grpc.ServicerContext,
+        context: grpc.ServicerContext, past_slice: Callable[[], bool] | None = None,
     ) -> None:
+        """`past_slice`, on the event loop: raise OutOfSlice once it is true (asked every few
+        pods while converting)."""
         t0 = time.perf_counter()
         lim = servicer.limits
         if len(request.pods) > lim.max_pods_per_request:
@@ -125,8 +137,15 @@ class ScheduleCall:
         self._admission.enter(name)
         try:
             pod_from_pb = servicer.converter.pod_from_pb
-            with request_scope():
-                pods = [pod_from_pb(p, f"pods[{i}]") for i, p in enumerate(request.pods)]
+            with request_scope():  # an OutOfSlice drops what the scope cached
+                if past_slice is None:
+                    pods = [pod_from_pb(p, f"pods[{i}]") for i, p in enumerate(request.pods)]
+                else:
+                    pods = []
+                    for i, msg in enumerate(request.pods):
+                        if i % _CONVERT_CHECK_EVERY == 0 and i and past_slice():
+                            raise OutOfSlice
+                        pods.append(pod_from_pb(msg, f"pods[{i}]"))
             seen: set[str] = set()
             for i, p in enumerate(pods):
                 if p.uid in seen:
@@ -150,6 +169,11 @@ class ScheduleCall:
         self.stopped = False  # the caller's deadline or departure ended the batch early
         self.convert_seconds = time.perf_counter() - t0
         self.max_pod_seconds = 0.0  # the longest single pod so far (what a slice may block)
+
+    @property
+    def holds_lock(self) -> bool:
+        """Whether the batch holds its cluster's lock (between its first pod and its last)."""
+        return self._locked
 
     def over(self) -> bool:
         return self.stopped or len(self.placements) == len(self.pods)
