@@ -19,7 +19,7 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from schedsvc.config import default_config
 from schedsvc.engine.scheduler import Cluster, Engine
-from schedsvc.server.inline import MAX_DECAY, InlinePolicy
+from schedsvc.server.inline import GROWTH, SLOW_MEMORY_SECONDS, InlinePolicy
 from schedsvc.server.schedule_call import ScheduleCall
 from schedsvc.server.servicer import ScheduleServicer
 from schedsvc.v1 import schedule_pb2 as pb
@@ -84,19 +84,49 @@ def test_policy_starts_only_known_fast_clusters_one_slice_per_loop_iteration() -
     asyncio.run(run())
 
 
-def test_a_slow_clusters_cost_decays_back_onto_the_loop() -> None:
+def test_a_slow_pod_keeps_its_cluster_off_the_loop_for_a_while() -> None:
     engine = Engine(default_config(), seed=1)
     c = engine.cluster("c")
+    now = [100.0]
+
+    async def run() -> None:
+        p = InlinePolicy(SLICE, clock=lambda: now[0])
+        p.record(_Call(c, 10, SLICE / 100, 0.0))  # type: ignore[arg-type]
+        assert p.begin(c, 10) is not None
+        await asyncio.sleep(0)
+        p.record(_Call(c, 10, 2 * SLICE, 0.0))  # type: ignore[arg-type]  # a preemption, say
+        # fast requests after it do not bring it back before SLOW_MEMORY_SECONDS have passed
+        for t in (0.0, 1.0, SLOW_MEMORY_SECONDS - 0.01):
+            now[0] = 100.0 + t
+            p.record(_Call(c, 10, SLICE / 100, 0.0))  # type: ignore[arg-type]
+            assert p.begin(c, 10) is None, t
+        now[0] = 100.0 + SLOW_MEMORY_SECONDS
+        assert p.begin(c, 10) is not None
+
+    asyncio.run(run())
+
+
+def test_a_grown_cluster_is_measured_again_on_a_thread() -> None:
+    engine = Engine(default_config(), seed=1)
+    sv = ScheduleServicer(engine)
+    c = engine.cluster("default")
+
+    def nodes(n: int) -> None:
+        sv.UpdateSnapshot(pb.UpdateSnapshotRequest(
+            upsert_nodes=[pb_node(f"n{i}") for i in range(n)]), _Context())  # type: ignore[arg-type]
 
     async def run() -> None:
         p = InlinePolicy(SLICE)
-        p.record(_Call(c, 10, 2 * SLICE, 0.0))  # type: ignore[arg-type]
-        # 2 * 0.9^k <= 1 first at k = 7: six fast requests later it is still off the loop
-        for k in range(1, 8):
-            p.record(_Call(c, 10, SLICE / 100, 0.0))  # type: ignore[arg-type]
-            on = p.begin(c, 10) is not None
-            assert on == (2 * MAX_DECAY**k <= 1), k
-            await asyncio.sleep(0)
+        nodes(80)
+        p.record(_Call(c, 10, 0.0, 0.0))  # type: ignore[arg-type]
+        edge = int(80 * (1 + GROWTH))
+        nodes(edge)  # still within
+        assert p.begin(c, 10) is not None
+        await asyncio.sleep(0)
+        nodes(edge + 1)
+        assert p.begin(c, 10) is None
+        p.record(_Call(c, 10, 0.0, 0.0))  # type: ignore[arg-type]  # measured at this size
+        assert p.begin(c, 10) is not None
 
     asyncio.run(run())
 

@@ -7,9 +7,10 @@ a slice is bounded three ways:
 
 - in time: `slice_seconds`, after which the rest of the batch moves to the executor
   (schedule_call.py keeps the cluster's lock across the move);
-- per cluster, by what its pods recently cost: a cluster whose slowest recent pod (a full cycle
-  on many nodes, a preemption) took longer than a slice never starts on the loop, nor one the
-  loop has not yet seen a request of, nor a request whose conversion alone would outlast it
+- per cluster, by what its pods recently cost: a cluster with a pod slower than a slice (a
+  full cycle on many nodes, a preemption) in the last SLOW_MEMORY_SECONDS never starts on the
+  loop, nor one the loop has not yet seen a request of, nor one grown by more than GROWTH
+  since, nor a request whose conversion alone would outlast it
   (guessed from the cluster's last request, and watched while it converts: pods the caches
   have not seen cost many times more, so a conversion past the slice moves to a thread);
 - per loop iteration: one slice at a time, and the next only after the loop has run what was
@@ -31,22 +32,31 @@ from .schedule_call import ScheduleCall
 
 __all__ = ["InlinePolicy"]
 
-# a cluster's slowest recent pod decays by this factor per request, so one slow pod (a
-# snapshot change that ended every hint) keeps its batches off the loop for a while, not forever
-MAX_DECAY = 0.9
+# a cluster with a pod slower than a slice (a preemption, a full cycle on many nodes) keeps
+# its batches off the loop this long after that pod: such pods come in runs (pods that fit
+# nowhere, a snapshot change that ended every hint), and one of them stalls the loop at most
+# once per this long, not once per few requests
+SLOW_MEMORY_SECONDS = 10.0
+# a cluster grown by more than this fraction since its cost was measured is measured again on
+# a worker thread: a full cycle's cost grows with its nodes
+GROWTH = 0.125
 
 
 @dataclass(slots=True)
 class _Cost:
-    max_pod_seconds: float
+    slow_until: float  # on the policy's clock
+    nodes: int  # the cluster's nodes when measured
     convert_seconds_per_pod: float
 
 
 class InlinePolicy:
     """Touched on the event loop only."""
 
-    def __init__(self, slice_seconds: float) -> None:
+    def __init__(
+        self, slice_seconds: float, clock: Callable[[], float] = time.monotonic
+    ) -> None:
         self.slice_seconds = slice_seconds
+        self.clock = clock
         self._free = True
         self.end = math.inf  # the current slice's end on the perf_counter clock
         self.slices = 0  # slices begun on the loop (tests and benchmarks read it)
@@ -60,8 +70,10 @@ class InlinePolicy:
         if self.slice_seconds <= 0 or not self._free or cluster is None:
             return None
         cost = self._costs.get(cluster)
-        if cost is None or cost.max_pod_seconds > self.slice_seconds:
+        if cost is None or self.clock() < cost.slow_until:
             return None
+        if cluster.snapshot.num_nodes > cost.nodes * (1 + GROWTH):
+            return None  # read without the lock: a stale count only delays the slices
         if pods * cost.convert_seconds_per_pod > self.slice_seconds:
             return None
         self._free = False
@@ -79,10 +91,12 @@ class InlinePolicy:
 
     def record(self, call: ScheduleCall) -> None:
         """What a finished request cost, wherever it ran."""
-        n = max(1, len(call.pods))
+        now = self.clock()
+        slow_until = now + SLOW_MEMORY_SECONDS if call.max_pod_seconds > self.slice_seconds else now
         old = self._costs.get(call.cluster)
-        if old is None:
-            self._costs[call.cluster] = _Cost(call.max_pod_seconds, call.convert_seconds / n)
-        else:
-            old.max_pod_seconds = max(call.max_pod_seconds, old.max_pod_seconds * MAX_DECAY)
-            old.convert_seconds_per_pod = call.convert_seconds / n
+        cost = _Cost(
+            max(slow_until, old.slow_until) if old is not None else slow_until,
+            call.cluster.snapshot.num_nodes,
+            call.convert_seconds / max(1, len(call.pods)),
+        )
+        self._costs[call.cluster] = cost
