@@ -76,6 +76,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help="threads running requests' engine work (conversion, scheduling); "
                    "streams waiting for a request and health checks need none "
                    "(default %(default)s)")
+    s.add_argument("--loop-slice-ms", type=float, default=float(_env("LOOP_SLICE_MS", "10")),
+                   help="a Schedule request whose cluster's pods are recently fast starts on "
+                   "the event loop, with no thread hand-off, for at most this long; the rest "
+                   "runs on a worker thread (0: always a worker thread; default %(default)s)")
     s.add_argument("--max-pods-per-request", type=int,
                    default=int(_env("MAX_PODS_PER_REQUEST", "10000")),
                    help="pods in one Schedule request; more is INVALID_ARGUMENT "
@@ -213,6 +217,7 @@ def serve(args: argparse.Namespace) -> int:
     options = ServerOptions(
         address=args.address,
         max_workers=args.max_workers,
+        loop_slice_seconds=args.loop_slice_ms / 1000,
         max_message_bytes=args.max_message_bytes,
         grace_seconds=args.grace_seconds,
         limits=Limits(

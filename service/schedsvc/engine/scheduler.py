@@ -171,12 +171,21 @@ class Cluster:
         is the placements of the pods attempted so far, a prefix of `pods`. Pods already
         placed stay assumed: a retry with the same uids returns them as "already placed"."""
         with self.lock:
-            out: list[Placement] = []
-            for p in pods:
-                if should_continue is not None and not should_continue():
-                    break
-                out.append(schedule_one(self, p, dry_run))
-            return out, self.snapshot.generation
+            return self.schedule_held(pods, dry_run, should_continue)
+
+    def schedule_held(
+        self, pods: Sequence[Pod], dry_run: bool = False,
+        should_continue: Callable[[], bool] | None = None,
+    ) -> tuple[list[Placement], int]:
+        """schedule() for a caller that already holds `lock`: a batch scheduled in slices,
+        maybe on different threads, keeps the lock from its first pod to its last, so that no
+        other request's work lands inside it."""
+        out: list[Placement] = []
+        for p in pods:
+            if should_continue is not None and not should_continue():
+                break
+            out.append(schedule_one(self, p, dry_run))
+        return out, self.snapshot.generation
 
     # ---- explain --------------------------------------------------------------------------------
     def explain(self, pod: Pod) -> Explanation:

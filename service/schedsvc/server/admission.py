@@ -18,8 +18,7 @@ grpcio would otherwise answer INTERNAL, which reads as a server bug and invites 
 from __future__ import annotations
 
 import threading
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
 import grpc
@@ -34,7 +33,8 @@ __all__ = ["Admission", "StreamAdmission", "MalformedRequestInterceptor"]
 class Admission:
     """Per-cluster counters of admitted requests; `max_per_cluster` <= 0 disables the bound.
 
-    Thread-safe: a slot is taken and given back on the executor thread that runs the request."""
+    Thread-safe: a slot is taken and given back on whichever thread runs that part of the
+    request."""
 
     def __init__(self, max_per_cluster: int, retry_after_seconds: float = 0.5) -> None:
         self.max_per_cluster = max_per_cluster
@@ -48,9 +48,9 @@ class Admission:
         with self._lock:
             return self._in_flight.get(cluster, 0)
 
-    @contextmanager
-    def admit(self, cluster: str) -> Iterator[None]:
-        """Hold a slot of `cluster` for the body; raise ResourceExhausted when none is free."""
+    def enter(self, cluster: str) -> None:
+        """Take a slot of `cluster`; ResourceExhausted when none is free. `leave` gives it
+        back, maybe from another thread (a batch that moved from the loop to the executor)."""
         with self._lock:
             n = self._in_flight.get(cluster, 0)
             if 0 < self.max_per_cluster <= n:
@@ -60,15 +60,14 @@ class Admission:
                     self.retry_after_seconds,
                 )
             self._in_flight[cluster] = n + 1
-        try:
-            yield
-        finally:
-            with self._lock:
-                left = self._in_flight[cluster] - 1
-                if left:
-                    self._in_flight[cluster] = left
-                else:
-                    del self._in_flight[cluster]
+
+    def leave(self, cluster: str) -> None:
+        with self._lock:
+            left = self._in_flight[cluster] - 1
+            if left:
+                self._in_flight[cluster] = left
+            else:
+                del self._in_flight[cluster]
 
 
 class StreamAdmission:

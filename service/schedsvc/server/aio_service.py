@@ -1,12 +1,16 @@
 """ScheduleService on grpc's asyncio server: idle calls hold no thread.
 
-The event loop only reads requests, enforces the stream and in-flight bounds, and writes
-responses; every request's real work (conversion, validation, the engine) runs the synchronous
-ScheduleServicer on a thread of `executor`. An open stream waiting for its next request is a
-suspended coroutine, so any number of them leave every thread free for other clusters, health
-and reflection (which are asyncio servicers and never queue behind the engine).
+The event loop reads requests, enforces the stream and in-flight bounds, and writes responses.
+Real work (conversion, validation, the engine) runs the synchronous servicer's code on a thread
+of `executor`, with one exception: a Schedule request whose cluster's pods are recently fast
+starts on the loop itself for a bounded slice (inline.py), since handing a short batch to a
+thread and its answer back costs more than the batch; what is left past the slice goes on on
+`rest_executor`, the batch keeping its cluster's lock across the move (schedule_call.py). An
+open stream waiting for its next request is a suspended coroutine, so any number of them leave
+every thread free for other clusters, health and reflection (asyncio servicers that never queue
+behind the engine, and wait behind at most one slice per loop iteration).
 
-The synchronous servicer sees a `_CallContext`: the deadline read once, `is_active` false once
+The synchronous code sees a `_CallContext`: the deadline read once, `is_active` false once
 the call is done (gRPC's done callback, set from the loop), and `abort` raising `_Abort`, which
 the loop turns into the real status with its trailing metadata (BadRequest, RetryInfo).
 """
@@ -26,6 +30,8 @@ from ..errors import ResourceExhausted, SchedsvcError
 from ..v1 import schedule_pb2 as pb
 from ..v1 import schedule_pb2_grpc as pb_grpc
 from .admission import StreamAdmission
+from .inline import InlinePolicy
+from .schedule_call import OutOfSlice, ScheduleCall
 from .servicer import ScheduleServicer
 from .status import status_for
 
@@ -44,6 +50,10 @@ class _Abort(BaseException):
         self.code = code
         self.details = details
         self.trailing = tuple(trailing)
+
+
+# a request run on the executor: the call (its costs), and its response or its abort
+_Outcome: TypeAlias = "tuple[ScheduleCall, pb.ScheduleResponse | None | _Abort]"
 
 
 class _Done:
@@ -98,16 +108,34 @@ async def _abort(context: AioContext, exc: BaseException) -> NoReturn:
     raise AssertionError("unreachable")  # abort raises
 
 
+def _finish(call: ScheduleCall) -> None:
+    """The rest of a batch whose first slice ran on the loop (it holds the cluster's lock)."""
+    try:
+        call.step()
+    finally:
+        call.close()
+
+
 class AsyncScheduleServicer(pb_grpc.ScheduleServiceServicer):
     """Bridges the asyncio server to `sync` on `executor`, bounding streams and work."""
 
-    def __init__(self, sync: ScheduleServicer, executor: Executor) -> None:
+    def __init__(
+        self, sync: ScheduleServicer, executor: Executor,
+        loop_slice_seconds: float = 0.0, rest_executor: Executor | None = None,
+    ) -> None:
+        """`rest_executor` runs the rest of batches whose first slice ran on the loop and took
+        their cluster's lock: its own threads, since such a batch holds that lock while it
+        waits for one, and on the request pool every thread could be a request waiting for
+        that very lock. Nothing on it ever waits for a lock, so it always drains. Slices are
+        only taken with one (`loop_slice_seconds` > 0)."""
         self.sync = sync
         self.executor = executor
+        self.rest_executor = rest_executor
         lim = sync.limits
         self.streams = StreamAdmission(lim.max_streams, lim.max_streams_per_cluster)
         self.max_in_flight = lim.max_in_flight
         self._in_flight = 0  # touched on the loop only
+        self.inline = InlinePolicy(loop_slice_seconds if rest_executor is not None else 0.0)
 
     def in_flight(self) -> int:
         """Requests handed to the executor and not finished (queued or running)."""
@@ -120,20 +148,38 @@ class AsyncScheduleServicer(pb_grpc.ScheduleServiceServicer):
         self, context: AioContext, done: _Done,
         fn: Callable[[Any, Any], T], request: Any,
     ) -> T:
-        """fn(request, call context) on the executor. Work still queued when the call is
-        cancelled never starts; work already running finishes (it stops between pods once the
-        caller is gone) and holds its in-flight slot until then."""
+        """fn(request, call context) on the executor, if the in-flight bound allows."""
         if 0 < self.max_in_flight <= self._in_flight:
             await _abort(context, ResourceExhausted(
                 f"the server has {self._in_flight} requests in flight (limit "
                 f"{self.max_in_flight}, --max-in-flight): retry later", 0.5))
+        return await self._submit(context, fn, request, _CallContext(context, done))
+
+    async def _submit(
+        self, context: AioContext, fn: Callable[..., T], *args: Any,
+        cancelled: Callable[[], None] | None = None, executor: Executor | None = None,
+    ) -> T:
+        """fn(*args) on the executor. Work still queued when the call is cancelled never
+        starts (then `cancelled` runs); work already running finishes (it stops between pods
+        once the caller is gone) and holds its in-flight slot until then. Its errors become
+        the call's status."""
         loop = asyncio.get_running_loop()
         self._in_flight += 1
         # the caller's contextvars (the RPC's tracing span) follow the work to its thread
         ctx = contextvars.copy_context()
-        fut = self.executor.submit(ctx.run, fn, request, _CallContext(context, done))
+        try:
+            fut = (executor or self.executor).submit(ctx.run, fn, *args)
+        except BaseException:  # a pool already shut down: nothing will ever run it
+            self._in_flight -= 1
+            if cancelled is not None:
+                cancelled()
+            raise
+        if cancelled is not None:
+            fut.add_done_callback(lambda f: cancelled() if f.cancelled() else None)
         try:
             return await asyncio.wrap_future(fut)
+        except Exception as exc:  # noqa: BLE001 - the call's boundary: a status, not a trace
+            await _abort(context, exc)
         except _Abort as exc:
             await _abort(context, exc)
         finally:
@@ -141,6 +187,69 @@ class AsyncScheduleServicer(pb_grpc.ScheduleServiceServicer):
                 self._in_flight -= 1
             else:  # the call was cancelled while its work runs: the slot ends with the work
                 fut.add_done_callback(lambda _f: loop.call_soon_threadsafe(self._done_on_loop))
+
+    def _whole(self, unary: bool) -> Callable[[pb.ScheduleRequest, Any], _Outcome]:
+        """A Schedule request run in one go on an executor thread, its response built there."""
+
+        def run(
+            request: pb.ScheduleRequest, context: Any
+        ) -> _Outcome:
+            call = self.sync.schedule_call(request, context)
+            try:
+                return call, call.deliver(unary)
+            except _Abort as exc:  # recorded on the loop first, then the call's status
+                return call, exc
+
+        return run
+
+    async def _on_executor(
+        self, request: pb.ScheduleRequest, context: AioContext, done: _Done, unary: bool
+    ) -> pb.ScheduleResponse | None:
+        call, resp = await self._run(context, done, self._whole(unary), request)
+        self.inline.record(call)
+        if isinstance(resp, _Abort):
+            await _abort(context, resp)
+        return resp
+
+    async def _schedule(
+        self, request: pb.ScheduleRequest, context: AioContext, done: _Done, unary: bool
+    ) -> pb.ScheduleResponse | None:
+        """A Schedule request. When the policy allows, its first slice runs right here on the
+        loop, and a batch that fits the slice never meets a thread; the rest, or all of it,
+        runs on the executor."""
+        try:
+            cluster = self.sync.engine.find(self.sync.cluster_name(request.cluster))
+        except SchedsvcError:
+            cluster = None  # the executor's run reports the error
+        stop = self.inline.begin(cluster, len(request.pods))
+        if stop is None:
+            return await self._on_executor(request, context, done, unary)
+        try:
+            call = ScheduleCall(
+                self.sync, request, _CallContext(context, done), self.inline.past_end
+            )
+        except OutOfSlice:  # converting it alone outlasted the slice: all of it on a thread
+            return await self._on_executor(request, context, done, unary)
+        except (Exception, _Abort) as exc:  # noqa: BLE001 - becomes the call's status
+            await _abort(context, exc)
+        try:
+            over = call.step(stop, blocking=False)
+        except (Exception, _Abort) as exc:  # noqa: BLE001 - step has closed the call
+            await _abort(context, exc)
+        if over:
+            call.close()
+        else:
+            # the slice ran out: the rest holds the cluster, on the pool that never waits for
+            # a lock; or another request holds the cluster: the rest holds nothing and waits
+            # for it on the request pool (on the rest pool it could take the thread a batch
+            # that takes the lock next needs to end, and neither would)
+            pool = self.rest_executor if call.holds_lock else self.executor
+            await self._submit(context, _finish, call, cancelled=call.close, executor=pool)
+        self.inline.record(call)
+        try:
+            return call.deliver(unary)
+        except _Abort as exc:
+            await _abort(context, exc)
 
     @staticmethod
     def _watch(context: AioContext) -> _Done:
@@ -163,7 +272,13 @@ class AsyncScheduleServicer(pb_grpc.ScheduleServiceServicer):
     async def Schedule(  # noqa: N802
         self, request: pb.ScheduleRequest, context: AioContext
     ) -> pb.ScheduleResponse:
-        return await self._unary(self.sync.Schedule, request, context)
+        done = self._watch(context)
+        try:
+            resp = await self._schedule(request, context, done, unary=True)
+        finally:
+            done.set()
+        assert resp is not None  # deliver(unary=True) aborts instead
+        return resp
 
     async def Explain(  # noqa: N802
         self, request: pb.ExplainRequest, context: AioContext
@@ -193,7 +308,7 @@ class AsyncScheduleServicer(pb_grpc.ScheduleServiceServicer):
                         joined.add(name)
                 except SchedsvcError as exc:
                     await _abort(context, exc)
-                resp = await self._run(context, done, self.sync.stream_step, request)
+                resp = await self._schedule(request, context, done, unary=False)
                 if resp is None:  # the caller left mid-batch
                     return
                 yield resp

@@ -2,8 +2,10 @@
 
 The server is grpc's asyncio server, running its event loop on a thread of its own so that
 callers (the CLI, tests, embedding programs) keep a plain synchronous start/stop/wait. Engine
-work runs on a pool of `max_workers` threads (see aio_service.py); the loop answers health,
-reflection and stream reads whatever that pool is doing.
+work runs on a pool of `max_workers` threads, except a short first slice of Schedule requests
+whose cluster's pods are recently fast, which runs on the loop itself (inline.py; the rest of
+such a batch has a pool of its own); the loop answers health, reflection and stream reads
+whatever the pools are doing.
 """
 
 from __future__ import annotations
@@ -40,6 +42,8 @@ T = TypeVar("T")
 class ServerOptions:
     address: str = "127.0.0.1:50051"
     max_workers: int = 16
+    # a Schedule request's first slice on the event loop (inline.py); 0: all on the workers
+    loop_slice_seconds: float = 0.010
     max_message_bytes: int = 64 * 1024 * 1024
     grace_seconds: float = 10.0
     limits: Limits = field(default_factory=Limits)
@@ -57,7 +61,12 @@ class Server:
             max_workers=options.max_workers, thread_name_prefix="rpc"
         )
         self.servicer = ScheduleServicer(engine, options.limits)
-        self.aio_servicer = AsyncScheduleServicer(self.servicer, self.executor)
+        self.rest_executor = ThreadPoolExecutor(
+            max_workers=options.max_workers, thread_name_prefix="rpc-rest"
+        )
+        self.aio_servicer = AsyncScheduleServicer(
+            self.servicer, self.executor, options.loop_slice_seconds, self.rest_executor
+        )
         self.health = health.aio.HealthServicer()
         self._loop = asyncio.new_event_loop()
         self._loop_thread = threading.Thread(
@@ -121,6 +130,7 @@ class Server:
             self._on_loop(self._stop(self.options.grace_seconds if grace is None else grace))
             # work that outlived the grace was told its caller is gone: it ends between pods
             self.executor.shutdown(wait=True, cancel_futures=True)
+            self.rest_executor.shutdown(wait=True, cancel_futures=True)
             self.engine.close()
         finally:
             self._close_loop()

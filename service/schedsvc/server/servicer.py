@@ -2,19 +2,15 @@
 
 from __future__ import annotations
 
-import math
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import NoReturn
 
 import grpc
 
 from ..engine.explain import Explanation
-from ..engine.schedule_one import Placement
 from ..engine.scheduler import Engine, SnapshotUpdate
 from ..errors import InvalidArgument
-from ..model import Outcome
 from ..v1 import schedule_pb2 as pb
 from ..v1 import schedule_pb2_grpc as pb_grpc
 from .admission import Admission
@@ -22,16 +18,10 @@ from .cache import request_scope
 from .convert import Converter
 from .convert_preemption import pdb_key
 from .counts import DEFAULT_MAX_ITEMS
+from .schedule_call import NOT_ATTEMPTED, ScheduleCall
 from .status import mapped_errors
 
-__all__ = ["Limits", "ScheduleServicer", "explanation_to_pb"]
-
-_OUTCOME = {
-    Outcome.SCHEDULED: pb.Placement.SCHEDULED,
-    Outcome.UNSCHEDULABLE: pb.Placement.UNSCHEDULABLE,
-    Outcome.REJECTED: pb.Placement.REJECTED,
-}
-
+__all__ = ["NOT_ATTEMPTED", "Limits", "ScheduleServicer", "explanation_to_pb"]
 
 @dataclass(frozen=True, slots=True)
 class Limits:
@@ -56,55 +46,6 @@ class Limits:
     deadline_margin_seconds: float = 0.05
 
 
-NOT_ATTEMPTED = "not attempted: deadline exceeded"
-
-
-# how often, at most, a batch asks gRPC whether its caller is still there (a call into the core
-# per pod would cost more than a hinted pod's whole scheduling)
-ACTIVE_CHECK_SECONDS = 0.005
-
-
-def _should_continue(
-    context: grpc.ServicerContext, margin: float, clock: Callable[[], float] = time.monotonic
-) -> Callable[[], bool]:
-    """Asked by the engine between pods: stop once the caller is gone or its deadline is near.
-    The deadline is read once and compared on the monotonic clock; whether the caller left is
-    asked every ACTIVE_CHECK_SECONDS."""
-    left = context.time_remaining()
-    now = clock()
-    deadline = math.inf if left is None else now + left - margin
-    next_check = now + ACTIVE_CHECK_SECONDS
-
-    def check() -> bool:
-        nonlocal next_check
-        t = clock()
-        if t >= deadline:
-            return False
-        if t >= next_check:
-            next_check = t + ACTIVE_CHECK_SECONDS
-            return bool(context.is_active())
-        return True
-
-    return check
-
-
-def _abort_unfinished(context: grpc.ServicerContext) -> NoReturn:
-    """The batch stopped with nothing to deliver. Placements made before the stop stay assumed;
-    a retry with the same uids returns them ("already placed") and schedules the rest."""
-    left = context.time_remaining()
-    code = (
-        grpc.StatusCode.CANCELLED
-        if context.is_active() is False and left is not None and left > 0
-        else grpc.StatusCode.DEADLINE_EXCEEDED
-    )
-    context.abort(
-        code,
-        "batch stopped before its end: pods placed so far stay assumed; "
-        "retry with the same uids to get their placements",
-    )
-    raise AssertionError("unreachable")  # abort raises
-
-
 def _requests(
     it: Iterator[pb.ScheduleRequest], context: grpc.ServicerContext
 ) -> Iterator[pb.ScheduleRequest]:
@@ -114,29 +55,6 @@ def _requests(
     except grpc.RpcError:
         if context.is_active():
             raise
-
-
-def _fill_placement(out: pb.Placement, p: Placement) -> None:
-    """Set only what is set: a message built in place is 4x cheaper than one built from
-    keyword arguments and appended (it is once per pod)."""
-    out.pod_uid = p.pod_uid
-    if p.node_name:
-        out.node_name = p.node_name
-    out.outcome = _OUTCOME[p.outcome]
-    if p.message:
-        out.message = p.message
-    if p.reasons:
-        out.reasons.update(p.reasons)
-    if p.batched:
-        out.batched = True
-    out.cycle = p.cycle
-    out.score = p.score
-    out.nodes_evaluated = p.nodes_evaluated
-    out.nodes_feasible = p.nodes_feasible
-    if p.nominated_node_name:
-        out.nominated_node_name = p.nominated_node_name
-        for v in p.victims:
-            out.victims.add(uid=v.uid, namespace=v.namespace, name=v.name, priority=v.priority)
 
 
 def explanation_to_pb(e: Explanation) -> pb.ExplainResponse:
@@ -223,58 +141,24 @@ class ScheduleServicer(pb_grpc.ScheduleServiceServicer):
             )
         raise AssertionError("unreachable")
 
-    def _schedule(
+    def schedule_call(
         self, request: pb.ScheduleRequest, context: grpc.ServicerContext
-    ) -> tuple[pb.ScheduleResponse, int]:
-        """The response and how many pods were attempted (fewer than sent when the deadline
-        came or the caller left: the rest carry OUTCOME_UNSPECIFIED and NOT_ATTEMPTED)."""
-        if len(request.pods) > self.limits.max_pods_per_request:
-            raise InvalidArgument(
-                "pods", f"at most {self.limits.max_pods_per_request} pods per request"
-            )
-        name = self.cluster_name(request.cluster)
-        pod_from_pb = self.converter.pod_from_pb
-        with self.admission.admit(name), request_scope():
-            pods = [pod_from_pb(p, f"pods[{i}]") for i, p in enumerate(request.pods)]
-            seen: set[str] = set()
-            for i, p in enumerate(pods):
-                if p.uid in seen:
-                    raise InvalidArgument(
-                        f"pods[{i}].uid", f"duplicate uid {p.uid!r} in the batch"
-                    )
-                seen.add(p.uid)
-            placements, generation = self.engine.reader(name).schedule(
-                pods, dry_run=request.dry_run,
-                should_continue=_should_continue(
-                    context, self.limits.deadline_margin_seconds, self.clock
-                ),
-            )
-        out = pb.ScheduleResponse(generation=generation, epoch=self.engine.epoch)
-        add = out.placements.add
-        for placed in placements:
-            _fill_placement(add(), placed)
-        for p in pods[len(placements):]:
-            add(pod_uid=p.uid, message=NOT_ATTEMPTED)
-        return out, len(placements)
-
-    def _deliverable(
-        self, request: pb.ScheduleRequest, context: grpc.ServicerContext
-    ) -> pb.ScheduleResponse | None:
-        """The response if it can be sent: complete, or partial with at least one pod attempted
-        and the caller still listening; None when the batch stopped with nothing to deliver."""
-        with mapped_errors(context):
-            resp, attempted = self._schedule(request, context)
-            if attempted == len(request.pods) or (attempted and context.is_active()):
-                return resp
-            return None
-        raise AssertionError("unreachable")
+    ) -> ScheduleCall:
+        """A Schedule request run in one go on this thread (closed when it returns)."""
+        call = ScheduleCall(self, request, context)
+        try:
+            call.step()
+        finally:
+            call.close()
+        return call
 
     def Schedule(  # noqa: N802
         self, request: pb.ScheduleRequest, context: grpc.ServicerContext
     ) -> pb.ScheduleResponse:
-        resp = self._deliverable(request, context)
-        if resp is None:
-            _abort_unfinished(context)
+        with mapped_errors(context):
+            call = self.schedule_call(request, context)
+        resp = call.deliver(unary=True)
+        assert resp is not None  # deliver aborts instead
         return resp
 
     def stream_step(
@@ -282,10 +166,9 @@ class ScheduleServicer(pb_grpc.ScheduleServiceServicer):
     ) -> pb.ScheduleResponse | None:
         """One request of a stream: its response, or None when the caller left (end the
         stream quietly); a batch stopped by the deadline aborts the stream."""
-        resp = self._deliverable(request, context)
-        if resp is None and context.is_active():
-            _abort_unfinished(context)
-        return resp
+        with mapped_errors(context):
+            call = self.schedule_call(request, context)
+        return call.deliver(unary=False)
 
     def ScheduleStream(  # noqa: N802
         self, request_iterator: Iterator[pb.ScheduleRequest], context: grpc.ServicerContext
