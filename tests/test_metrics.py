@@ -20,7 +20,12 @@ from prometheus_client.parser import text_string_to_metric_families
 from schedsvc.config import default_config
 from schedsvc.engine.scheduler import Engine
 from schedsvc.observability.grpc_metrics import GrpcMetricsInterceptor
-from schedsvc.observability.metrics import ClusterCollector, PrometheusObserver, new_registry
+from schedsvc.observability.metrics import (
+    ClusterCollector,
+    PrometheusObserver,
+    ServerCollector,
+    new_registry,
+)
 from schedsvc.server.app import Server, ServerOptions
 from schedsvc.v1 import schedule_pb2 as pb
 from schedsvc.v1 import schedule_pb2_grpc as pb_grpc
@@ -62,6 +67,7 @@ class Instrumented:
             address="127.0.0.1:0", grace_seconds=1,
             interceptors=(GrpcMetricsInterceptor(self.registry),),
         )).start()
+        self.registry.register(ServerCollector(self.server.aio_servicer.counts))
         self.channel = grpc.insecure_channel(f"127.0.0.1:{self.server.port}")
         self.stub = pb_grpc.ScheduleServiceStub(self.channel)
 
@@ -164,6 +170,32 @@ def test_grpc_server_metrics(instrumented: Instrumented) -> None:
     assert value(s, "grpc_server_handled_total", grpc_code="OK", **stream) == 1
 
 
+def test_server_counters_say_where_requests_ran(instrumented: Instrumented) -> None:
+    stub = instrumented.stub
+    load_cluster(stub, 2)
+    # the cluster's first request is measured on a worker thread; the next ones start on the loop
+    for i in range(4):
+        stub.Schedule(pb.ScheduleRequest(pods=[pod(f"u{i}")]))
+    s = samples(instrumented.registry)
+    slices = value(s, "schedsvc_loop_slices_total")
+    assert 1 <= slices <= 3
+    assert slices == instrumented.server.aio_servicer.inline.slices
+    assert value(s, "schedsvc_loop_slice_rests_total") == 0  # one-pod batches fit a slice
+    assert value(s, "schedsvc_requests_in_flight") == 0
+    call = stub.ScheduleStream(iter([pb.ScheduleRequest(pods=[pod("s0")])]), timeout=30)
+    assert len(list(call)) == 1
+    assert value(samples(instrumented.registry), "schedsvc_streams_open") == 0
+    # a slice that runs out: its rest moves to a thread and is counted
+    aio = instrumented.server.aio_servicer
+    slices = value(samples(instrumented.registry), "schedsvc_loop_slices_total")
+    assert slices == aio.inline.slices
+    aio.inline.begin = lambda cluster, pods: (lambda: True)  # type: ignore[method-assign]
+    stub.Schedule(pb.ScheduleRequest(pods=[pod("r0"), pod("r1")]))
+    s = samples(instrumented.registry)
+    assert value(s, "schedsvc_loop_slice_rests_total") == 1
+    assert value(s, "schedsvc_loop_slices_total") == slices  # the stub took no count
+
+
 def test_promtool_accepts_the_exposition(instrumented: Instrumented, tmp_path: Path) -> None:
     promtool = shutil.which("promtool")
     if promtool is None:
@@ -203,6 +235,8 @@ def test_real_prometheus_scrapes_the_server(tmp_path: Path) -> None:
             stub = pb_grpc.ScheduleServiceStub(ch)
             load_cluster(stub, 4)
             stub.Schedule(pb.ScheduleRequest(pods=[pod(f"p{i}") for i in range(25)]), timeout=30)
+            # measured on a thread, the cluster's next request starts on the loop
+            stub.Schedule(pb.ScheduleRequest(pods=[pod("q0")]), timeout=30)
         config = tmp_path / "prometheus.yml"
         config.write_text(
             "global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\n"
@@ -227,7 +261,9 @@ def test_real_prometheus_scrapes_the_server(tmp_path: Path) -> None:
             total = sum(float(r["value"][1]) for r in rows)  # type: ignore[index]
             return total if total > 0 else None
 
-        assert wait_for(scraped, 90, "Prometheus to scrape a scheduling metric", 0.5) == 25
+        assert wait_for(scraped, 90, "Prometheus to scrape a scheduling metric", 0.5) == 26
+        slices = _query(base, "schedsvc_loop_slices_total")
+        assert slices and float(slices[0]["value"][1]) == 1  # type: ignore[index]
         up = _query(base, 'up{job="schedsvc"}')
         assert up and float(up[0]["value"][1]) == 1  # type: ignore[index]
     finally:

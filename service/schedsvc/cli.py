@@ -235,6 +235,7 @@ def serve(args: argparse.Namespace) -> int:
         credentials=security[1],
     )
     server = Server(engine, options).start()
+    obs.attach_server(server.aio_servicer.counts)
     server.install_signal_handlers()
     print(f"schedsvc listening on port {server.port}", flush=True)
     server.wait()

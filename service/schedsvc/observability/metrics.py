@@ -8,7 +8,7 @@ node name.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Mapping
 from typing import TYPE_CHECKING
 
 from prometheus_client import (
@@ -19,7 +19,7 @@ from prometheus_client import (
     ProcessCollector,
     start_http_server,
 )
-from prometheus_client.core import GaugeMetricFamily, Metric
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
 from .hot_metrics import HotMetrics
@@ -34,6 +34,7 @@ __all__ = [
     "DEFAULT_CLUSTER_SERIES",
     "PrometheusObserver",
     "ClusterCollector",
+    "ServerCollector",
     "new_registry",
     "start_metrics_server",
 ]
@@ -214,3 +215,31 @@ def start_metrics_server(address: str, registry: CollectorRegistry = REGISTRY) -
     host, _, port = address.rpartition(":")
     server, _thread = start_http_server(int(port), addr=host or "0.0.0.0", registry=registry)
     return int(server.server_port)
+
+
+class ServerCollector(Collector):
+    """Where Schedule requests ran, and the server's bounded work, read at scrape time from
+    `counts` (the asyncio servicer's `counts`: plain ints kept on the event loop, so a scrape
+    sees values that were true a moment ago, which is what a scrape is)."""
+
+    _HELP = {
+        "loop_slices": (
+            CounterMetricFamily, "Schedule requests that began on the event loop "
+            "(--loop-slice-ms), no thread hand-off."),
+        "loop_slice_rests": (
+            CounterMetricFamily, "Of those, requests whose rest moved to a worker thread "
+            "(the slice ran out, the cluster was busy, or conversion outlasted the slice)."),
+        "requests_in_flight": (
+            GaugeMetricFamily,
+            "Requests queued or running on the worker threads (--max-in-flight bounds them)."),
+        "streams_open": (
+            GaugeMetricFamily, "Open ScheduleStream calls (--max-streams bounds them)."),
+    }
+
+    def __init__(self, counts: Callable[[], Mapping[str, int]]) -> None:
+        self.counts = counts
+
+    def collect(self) -> Iterator[Metric]:
+        for name, value in self.counts().items():
+            family, help_text = self._HELP[name]
+            yield family(f"schedsvc_{name}", help_text, value=value)

@@ -20,6 +20,9 @@ from .fanout import combine
 if TYPE_CHECKING:
     from ..engine.scheduler import Engine
 
+# the server's counters by name, read at scrape time
+ServerCounts = Callable[[], Mapping[str, int]]
+
 __all__ = ["Observability", "setup_observability", "tracing_requested"]
 
 
@@ -41,11 +44,18 @@ class Observability:
     metrics_port: int | None = None
     _on_engine: list[Callable[[Engine], None]] = field(default_factory=list)
     _on_shutdown: list[Callable[[], None]] = field(default_factory=list)
+    _on_server: list[Callable[[ServerCounts], None]] = field(default_factory=list)
 
     def attach(self, engine: Engine) -> None:
         """Scrape-time collectors that read the engine (cache sizes per cluster)."""
         for f in self._on_engine:
             f(engine)
+
+    def attach_server(self, counts: ServerCounts) -> None:
+        """Scrape-time collectors that read the server (loop slices, work in flight, streams)
+        through `counts` (AsyncScheduleServicer.counts)."""
+        for f in self._on_server:
+            f(counts)
 
     def shutdown(self) -> None:
         """Flush what is queued (spans) before the process exits."""
@@ -62,12 +72,14 @@ def setup_observability(
     interceptors: list[grpc.aio.ServerInterceptor] = []
     on_engine: list[Callable[[Engine], None]] = []
     on_shutdown: list[Callable[[], None]] = []
+    on_server: list[Callable[[ServerCounts], None]] = []
     port: int | None = None
     if metrics_address:
         from .grpc_metrics import GrpcMetricsInterceptor
         from .metrics import (
             ClusterCollector,
             PrometheusObserver,
+            ServerCollector,
             new_registry,
             start_metrics_server,
         )
@@ -79,6 +91,7 @@ def setup_observability(
         on_engine.append(
             lambda engine: registry.register(ClusterCollector(engine, cluster_series))
         )
+        on_server.append(lambda counts: registry.register(ServerCollector(counts)))
         port = start_metrics_server(metrics_address, registry)
     if tracing:
         from .tracing import setup_tracing
@@ -87,4 +100,6 @@ def setup_observability(
         observers.append(t.observer)
         interceptors.append(t.interceptor)
         on_shutdown.append(t.shutdown)
-    return Observability(combine(observers), tuple(interceptors), port, on_engine, on_shutdown)
+    return Observability(
+        combine(observers), tuple(interceptors), port, on_engine, on_shutdown, on_server
+    )

@@ -141,6 +141,15 @@ class AsyncScheduleServicer(pb_grpc.ScheduleServiceServicer):
         """Requests handed to the executor and not finished (queued or running)."""
         return self._in_flight
 
+    def counts(self) -> dict[str, int]:
+        """The server's counters for metrics (observability/metrics.py ServerCollector)."""
+        return {
+            "loop_slices": self.inline.slices,
+            "loop_slice_rests": self.inline.rests,
+            "requests_in_flight": self._in_flight,
+            "streams_open": self.streams.open_streams(),
+        }
+
     def _done_on_loop(self) -> None:
         self._in_flight -= 1
 
@@ -229,6 +238,7 @@ class AsyncScheduleServicer(pb_grpc.ScheduleServiceServicer):
                 self.sync, request, _CallContext(context, done), self.inline.past_end
             )
         except OutOfSlice:  # converting it alone outlasted the slice: all of it on a thread
+            self.inline.rests += 1
             return await self._on_executor(request, context, done, unary)
         except (Exception, _Abort) as exc:  # noqa: BLE001 - becomes the call's status
             await _abort(context, exc)
@@ -244,6 +254,7 @@ class AsyncScheduleServicer(pb_grpc.ScheduleServiceServicer):
             # for it on the request pool (on the rest pool it could take the thread a batch
             # that takes the lock next needs to end, and neither would)
             pool = self.rest_executor if call.holds_lock else self.executor
+            self.inline.rests += 1
             await self._submit(context, _finish, call, cancelled=call.close, executor=pool)
         self.inline.record(call)
         try:

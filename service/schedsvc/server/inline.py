@@ -59,7 +59,8 @@ class InlinePolicy:
         self.clock = clock
         self._free = True
         self.end = math.inf  # the current slice's end on the perf_counter clock
-        self.slices = 0  # slices begun on the loop (tests and benchmarks read it)
+        self.slices = 0  # requests begun on the loop (metrics, tests and benchmarks read it)
+        self.rests = 0  # of those, requests whose rest moved to a worker thread
         # weak: a deleted cluster (or a read-only request's throwaway one) takes its entry along
         self._costs: weakref.WeakKeyDictionary[Cluster, _Cost] = weakref.WeakKeyDictionary()
 
