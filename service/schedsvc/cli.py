@@ -106,6 +106,10 @@ def build_parser() -> argparse.ArgumentParser:
                    default=int(_env("MAX_ITEMS_PER_FIELD", str(DEFAULT_MAX_ITEMS))),
                    help="entries in any list or map inside one pod, node or namespace "
                    "(containers, labels, images, ...; 0: unbounded; default %(default)s)")
+    s.add_argument("--max-parked-mib", type=float, default=float(_env("MAX_PARKED_MIB", "256")),
+                   help="memory for parked batch states (interrupted runs kept to resume) "
+                   "over every cluster and profile; past it a profile evicts its own oldest, "
+                   "then parks nothing (0: unbounded; default %(default)s)")
     s.add_argument("--max-clusters", type=int, default=int(_env("MAX_CLUSTERS", "1000")),
                    help="clusters the server holds; an UpdateSnapshot naming one more is "
                    "RESOURCE_EXHAUSTED (DeleteCluster frees one; 0: unbounded; default "
@@ -210,6 +214,7 @@ def serve(args: argparse.Namespace) -> int:
         batching_enabled=gates["OpportunisticBatching"],
         observer=obs.observer,
         max_clusters=args.max_clusters,
+        max_parked_bytes=int(args.max_parked_mib * (1 << 20)),
     )
     obs.attach(engine)
     if obs.metrics_port is not None:

@@ -33,7 +33,7 @@ from ..framework.snapshot import Snapshot
 from ..model import Pod
 from .batch_types import NO_HINT, BatchAttempt, FlushReason, HintResult, LastCycle
 from .observer import Observer
-from .parked import ParkedStates
+from .parked import ParkedBudget, ParkedStates
 from .run_memo import RunMemo
 from .runtime import CycleState, Framework, ScoreResult
 from .score_cache import COMPACT_MIN, ScoreCache
@@ -54,6 +54,7 @@ class OpportunisticBatch:
         enabled: bool,
         clock: Callable[[], float] = time.monotonic,
         compact_min: int = COMPACT_MIN,
+        parked_budget: ParkedBudget | None = None,
     ) -> None:
         self.fw = fw
         self.profile = fw.name
@@ -75,7 +76,7 @@ class OpportunisticBatch:
         # image) moved for every node, so every cached row is rescored before the next hint
         self._rescore_all = False
         self.batched_pods = 0
-        self.parked = ParkedStates()  # WindowCaches of interrupted runs, to resume
+        self.parked = ParkedStates(parked_budget)  # WindowCaches of interrupted runs, to resume
         self.resumed_runs = 0
 
     # ---- bookkeeping ------------------------------------------------------------------------

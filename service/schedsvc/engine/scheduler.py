@@ -26,6 +26,7 @@ from ..plugins.registry import Registry, in_tree_registry
 from .batch import OpportunisticBatch
 from .explain import Explanation, explain
 from .observer import NULL_OBSERVER, Observer
+from .parked import DEFAULT_SERVER_PARKED_BYTES, ParkedBudget
 from .runtime import Framework
 from .schedule_one import Placement, schedule_one
 from .update_check import validate_update
@@ -82,7 +83,9 @@ class Cluster:
         self.rng = np.random.default_rng(engine.seed)
         self.last_info: PodInfo | None = None  # a run of equal pods shares its PodInfo facts
         self.batches: dict[str, OpportunisticBatch] = {
-            n: OpportunisticBatch(fw, engine.observer, engine.batching_enabled)
+            n: OpportunisticBatch(
+                fw, engine.observer, engine.batching_enabled, parked_budget=engine.parked_budget
+            )
             for n, fw in engine.frameworks.items()
         }
 
@@ -206,12 +209,14 @@ class Engine:
         registry: Registry | None = None,
         observer: Observer = NULL_OBSERVER,
         max_clusters: int = 0,
+        max_parked_bytes: int = DEFAULT_SERVER_PARKED_BYTES,
     ) -> None:
         self.config = config
         self.seed = seed
         self.batching_enabled = batching_enabled
         self.observer = observer
         self.epoch = uuid.uuid4().hex
+        self.parked_budget = ParkedBudget(max_parked_bytes)  # shared by every cluster
         registry = registry or in_tree_registry()
         self.frameworks = {p.scheduler_name: Framework(p, registry) for p in config.profiles}
         for fw in self.frameworks.values():
