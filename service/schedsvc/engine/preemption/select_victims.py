@@ -211,8 +211,10 @@ def select_resource_only(
     earliest = np.full(n, np.iinfo(np.int64).max, dtype=np.int64)
     np.minimum.at(earliest, g[top], vstart[top])
     out.earliest_start = np.where(out.candidate, earliest, 0)
-    # victims in kube's order: by importance (kube re-sorts when both PDB parts gave some)
-    vorder = vpos[np.lexsort((table.seq[sel[vpos]], vstart, -vprio, g))]
+    # victims in kube's order: by importance (kube re-sorts when both PDB parts gave some),
+    # equally important ones in reprieve order (violating first), as Go's sort.Slice leaves
+    # them at kube's sizes (an insertion sort, stable, up to 12 victims); vpos is that order
+    vorder = vpos[np.lexsort((vpos, vstart, -vprio, g))]
     bounds = np.searchsorted(gpos[vorder], np.arange(n + 1))
     records = table.records
 
