@@ -110,6 +110,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help="memory for parked batch states (interrupted runs kept to resume) "
                    "over every cluster and profile; past it a profile evicts its own oldest, "
                    "then parks nothing (0: unbounded; default %(default)s)")
+    s.add_argument("--staged-replace-idle-seconds", type=float,
+                   default=float(_env("STAGED_REPLACE_IDLE_SECONDS", "60")),
+                   help="a staged replace (UpdateSnapshot stage/commit) with no chunk for this "
+                   "long is dropped and its cluster schedules again (default %(default)s)")
     s.add_argument("--max-clusters", type=int, default=int(_env("MAX_CLUSTERS", "1000")),
                    help="clusters the server holds; an UpdateSnapshot naming one more is "
                    "RESOURCE_EXHAUSTED (DeleteCluster frees one; 0: unbounded; default "
@@ -215,6 +219,7 @@ def serve(args: argparse.Namespace) -> int:
         observer=obs.observer,
         max_clusters=args.max_clusters,
         max_parked_bytes=int(args.max_parked_mib * (1 << 20)),
+        staged_idle_seconds=args.staged_replace_idle_seconds,
     )
     obs.attach(engine)
     if obs.metrics_port is not None:

@@ -57,6 +57,24 @@ def _requests(
             raise
 
 
+def _check_staging(request: pb.UpdateSnapshotRequest) -> None:
+    """A staged replace's fields go together: the first chunk is replace + stage, a later one
+    stage + staged_replace, and commit ends either."""
+    if not request.stage:
+        for fname in ("staged_replace", "commit"):
+            if getattr(request, fname):
+                raise InvalidArgument(fname, "only with stage (a chunk of a staged replace)")
+        return
+    if request.replace and request.staged_replace:
+        raise InvalidArgument(
+            "staged_replace", "a first chunk (replace) starts a new staged replace: no id"
+        )
+    if not request.replace and not request.staged_replace:
+        raise InvalidArgument(
+            "staged_replace", "required on a later chunk (the first chunk's answer names it)"
+        )
+
+
 def explanation_to_pb(e: Explanation) -> pb.ExplainResponse:
     out = pb.ExplainResponse(chosen_node=e.chosen_node, message=e.message, profile=e.profile)
     for n in e.nodes:
@@ -107,6 +125,7 @@ class ScheduleServicer(pb_grpc.ScheduleServiceServicer):
             ):
                 if len(getattr(request, fname)) > limit:
                     raise InvalidArgument(fname, f"at most {limit} entries per request")
+            _check_staging(request)
             conv = self.converter
             upd = SnapshotUpdate(
                 replace=request.replace,
@@ -134,10 +153,14 @@ class ScheduleServicer(pb_grpc.ScheduleServiceServicer):
                     pdb_key(k, f"remove_pod_disruption_budgets[{i}]")
                     for i, k in enumerate(request.remove_pod_disruption_budgets)
                 ],
+                stage=request.stage,
+                staged_replace=request.staged_replace,
+                commit=request.commit,
             )
             res = self.engine.cluster(self.cluster_name(request.cluster)).update(upd)
             return pb.UpdateSnapshotResponse(
-                generation=res.generation, nodes=res.nodes, pods=res.pods, epoch=res.epoch
+                generation=res.generation, nodes=res.nodes, pods=res.pods, epoch=res.epoch,
+                staged_replace=res.staged_replace,
             )
         raise AssertionError("unreachable")
 
