@@ -26,6 +26,7 @@ from typing import Any, NoReturn, TypeAlias, TypeVar
 
 import grpc
 
+from ..engine.scheduler import Cluster
 from ..errors import ResourceExhausted, SchedsvcError
 from ..v1 import schedule_pb2 as pb
 from ..v1 import schedule_pb2_grpc as pb_grpc
@@ -52,8 +53,11 @@ class _Abort(BaseException):
         self.trailing = tuple(trailing)
 
 
-# a request run on the executor: the call (its costs), and its response or its abort
-_Outcome: TypeAlias = "tuple[ScheduleCall, pb.ScheduleResponse | None | _Abort]"
+# a request run on the executor: the call (its costs), and its response or its abort; or, for
+# a request refused before it became a call, None, the error and the seconds it took
+_Outcome: TypeAlias = (
+    "tuple[ScheduleCall, pb.ScheduleResponse | None | _Abort] | tuple[None, BaseException, float]"
+)
 
 
 class _Done:
@@ -203,7 +207,15 @@ class AsyncScheduleServicer(pb_grpc.ScheduleServiceServicer):
         def run(
             request: pb.ScheduleRequest, context: Any
         ) -> _Outcome:
-            call = self.sync.schedule_call(request, context)
+            t0 = time.perf_counter()
+            try:
+                call = ScheduleCall(self.sync, request, context)
+            except Exception as exc:  # noqa: BLE001 - its cost is recorded, then its status
+                return None, exc, time.perf_counter() - t0
+            try:
+                call.step()
+            finally:
+                call.close()
             try:
                 return call, call.deliver(unary)
             except _Abort as exc:  # recorded on the loop first, then the call's status
@@ -212,9 +224,15 @@ class AsyncScheduleServicer(pb_grpc.ScheduleServiceServicer):
         return run
 
     async def _on_executor(
-        self, request: pb.ScheduleRequest, context: AioContext, done: _Done, unary: bool
+        self, request: pb.ScheduleRequest, context: AioContext, done: _Done, unary: bool,
+        cluster: Cluster | None,
     ) -> pb.ScheduleResponse | None:
-        call, resp = await self._run(context, done, self._whole(unary), request)
+        outcome = await self._run(context, done, self._whole(unary), request)
+        if outcome[0] is None:
+            _, exc, seconds = outcome
+            self.inline.rejected(cluster, seconds, len(request.pods))
+            await _abort(context, exc)
+        call, resp = outcome
         self.inline.record(call)
         if isinstance(resp, _Abort):
             await _abort(context, resp)
@@ -232,15 +250,17 @@ class AsyncScheduleServicer(pb_grpc.ScheduleServiceServicer):
             cluster = None  # the executor's run reports the error
         stop = self.inline.begin(cluster, len(request.pods))
         if stop is None:
-            return await self._on_executor(request, context, done, unary)
+            return await self._on_executor(request, context, done, unary, cluster)
+        t0 = time.perf_counter()
         try:
             call = ScheduleCall(
                 self.sync, request, _CallContext(context, done), self.inline.past_end
             )
         except OutOfSlice:  # converting it alone outlasted the slice: all of it on a thread
             self.inline.rests += 1
-            return await self._on_executor(request, context, done, unary)
+            return await self._on_executor(request, context, done, unary, cluster)
         except (Exception, _Abort) as exc:  # noqa: BLE001 - becomes the call's status
+            self.inline.rejected(cluster, time.perf_counter() - t0, len(request.pods))
             await _abort(context, exc)
         try:
             over = call.step(stop, blocking=False)

@@ -87,8 +87,9 @@ class Server:
     async def _build(self) -> tuple[grpc.aio.Server, int]:
         options = self.options
         server = grpc.aio.server(
-            # the malformed-bytes guard wraps every handler, the ones other interceptors return
-            interceptors=[*options.interceptors, MalformedRequestInterceptor()],
+            # the malformed-bytes guard wraps every handler, the ones other interceptors return;
+            # it decodes large requests on the request pool, not on the loop
+            interceptors=[*options.interceptors, MalformedRequestInterceptor(self.executor)],
             options=[
                 ("grpc.max_receive_message_length", options.max_message_bytes),
                 ("grpc.max_send_message_length", options.max_message_bytes),
