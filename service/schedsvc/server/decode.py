@@ -6,7 +6,9 @@ included) for about a second. Small messages still decode there (cheaper than an
 a large one is handed to a thread and parsed in pieces cut at top-level field boundaries. A
 message's encoding is the concatenation of its fields, and parsing a concatenation is merging
 its parts (repeated fields append, the last scalar wins, messages merge), so the pieces give
-exactly the message the whole would. Between pieces the thread lets the loop run.
+exactly the message the whole would. A single field larger than a piece (one huge pod) is
+split the same way one level down, into the sub-message it encodes. Between pieces the thread
+lets the loop run.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from typing import Any
 
 from google.protobuf.message import DecodeError, Message
 
-__all__ = ["INLINE_DECODE_BYTES", "PIECE_BYTES", "Deferred", "decode_in_pieces", "pieces"]
+__all__ = ["INLINE_DECODE_BYTES", "PIECE_BYTES", "Deferred", "decode_in_pieces"]
 
 # a message up to this size decodes on the loop (a few ms at most); a larger one on a thread
 INLINE_DECODE_BYTES = 256 * 1024
@@ -46,40 +48,64 @@ def _varint(data: bytes, i: int) -> tuple[int, int]:
     raise DecodeError("truncated or overlong varint")
 
 
-def pieces(data: bytes, size: int = PIECE_BYTES) -> list[tuple[int, int]]:
-    """(start, end) spans of `data`, each a whole number of top-level fields and about
-    `size` bytes long (longer only when one field is). DecodeError on a malformed frame."""
-    out: list[tuple[int, int]] = []
-    start = i = 0
-    n = len(data)
-    while i < n:
+def _fields(data: bytes, start: int, end: int) -> list[tuple[int, int, int, int]]:
+    """(field number, wire type, field start, payload start) of each field in data[start:end],
+    followed by a sentinel (0, 0, end, end). DecodeError on a malformed frame."""
+    out: list[tuple[int, int, int, int]] = []
+    i = start
+    while i < end:
+        at = i
         tag, i = _varint(data, i)
         wire = tag & 7
+        payload = i
         if wire == 0:
             _, i = _varint(data, i)
         elif wire == 1:
             i += 8
         elif wire == 2:
-            length, i = _varint(data, i)
-            i += length
+            length, payload = _varint(data, i)
+            i = payload + length
         elif wire == 5:
             i += 4
         else:  # groups (3, 4) are not in proto3; anything else is not protobuf
             raise DecodeError(f"unexpected wire type {wire}")
-        if i > n:
+        if i > end:
             raise DecodeError("truncated field")
-        if i - start >= size:
-            out.append((start, i))
-            start = i
-    if start < n or not out:
-        out.append((start, n))
+        out.append((tag >> 3, wire, at, payload))
+    out.append((0, 0, end, end))
     return out
+
+
+def _merge(msg: Message, data: bytes, start: int, end: int, size: int) -> None:
+    """Merge data[start:end] into `msg` in pieces of about `size` bytes; a message field
+    larger than that is merged the same way into its sub-message."""
+    fields = _fields(data, start, end)
+    by_number = msg.DESCRIPTOR.fields_by_number
+    begun = start
+    for k, (number, wire, at, payload) in enumerate(fields[:-1]):
+        after = fields[k + 1][2]
+        fd = by_number.get(number)
+        big = wire == 2 and after - at > size and fd is not None
+        if big and fd is not None and fd.message_type is not None and not (
+            fd.message_type.GetOptions().map_entry
+        ):
+            if begun < at:
+                msg.MergeFromString(data[begun:at])
+                time.sleep(0)  # let the event loop's thread take the GIL
+            field = getattr(msg, fd.name)
+            sub = field.add() if hasattr(field, "add") else field  # repeated, or singular
+            _merge(sub, data, payload, after, size)
+            begun = after
+        elif after - begun >= size:
+            msg.MergeFromString(data[begun:after])
+            time.sleep(0)
+            begun = after
+    if begun < end:
+        msg.MergeFromString(data[begun:end])
 
 
 def decode_in_pieces(cls: type[Message], data: bytes, size: int = PIECE_BYTES) -> Any:
     """`cls.FromString(data)`, parsed piece by piece, the GIL offered between pieces."""
     msg = cls()
-    for start, end in pieces(data, size):
-        msg.MergeFromString(data[start:end])
-        time.sleep(0)  # let the event loop's thread take the GIL
+    _merge(msg, data, 0, len(data), size)
     return msg
