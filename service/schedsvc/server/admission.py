@@ -29,7 +29,7 @@ import grpc
 from google.protobuf.message import DecodeError, Message
 
 from ..errors import ResourceExhausted
-from .decode import INLINE_DECODE_BYTES, Deferred, decode_in_pieces
+from .decode import INLINE_DECODE_BYTES, LARGE_REQUEST, Deferred, decode_in_pieces
 from .handlers import responses_of
 
 __all__ = ["Admission", "StreamAdmission", "MalformedRequestInterceptor"]
@@ -178,6 +178,7 @@ class _Decoder:
         self.executor = executor
 
     async def __call__(self, request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
+        LARGE_REQUEST.set(isinstance(request, Deferred))  # read by the call it is decoded for
         if isinstance(request, Deferred):
             try:
                 request = await asyncio.get_running_loop().run_in_executor(

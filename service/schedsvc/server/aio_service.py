@@ -31,6 +31,7 @@ from ..errors import ResourceExhausted, SchedsvcError
 from ..v1 import schedule_pb2 as pb
 from ..v1 import schedule_pb2_grpc as pb_grpc
 from .admission import StreamAdmission
+from .decode import LARGE_REQUEST
 from .inline import InlinePolicy
 from .schedule_call import OutOfSlice, ScheduleCall
 from .servicer import ScheduleServicer
@@ -248,7 +249,7 @@ class AsyncScheduleServicer(pb_grpc.ScheduleServiceServicer):
             cluster = self.sync.engine.find(self.sync.cluster_name(request.cluster))
         except SchedsvcError:
             cluster = None  # the executor's run reports the error
-        stop = self.inline.begin(cluster, len(request.pods))
+        stop = None if LARGE_REQUEST.get() else self.inline.begin(cluster, len(request.pods))
         if stop is None:
             return await self._on_executor(request, context, done, unary, cluster)
         t0 = time.perf_counter()

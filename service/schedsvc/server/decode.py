@@ -14,16 +14,20 @@ lets the loop run.
 from __future__ import annotations
 
 import time
+from contextvars import ContextVar
 from typing import Any
 
 from google.protobuf.message import DecodeError, Message
 
-__all__ = ["INLINE_DECODE_BYTES", "PIECE_BYTES", "Deferred", "decode_in_pieces"]
+__all__ = ["INLINE_DECODE_BYTES", "LARGE_REQUEST", "PIECE_BYTES", "Deferred", "decode_in_pieces"]
 
 # a message up to this size decodes on the loop (a few ms at most); a larger one on a thread
 INLINE_DECODE_BYTES = 256 * 1024
 # what one parse call may take without yielding the GIL (a few ms of the loop's time)
 PIECE_BYTES = 256 * 1024
+# whether the request the current call is handling was too large to decode on the loop: then
+# it is too large to work on there too (even serializing one such pod costs tens of ms)
+LARGE_REQUEST: ContextVar[bool] = ContextVar("schedsvc_large_request", default=False)
 
 
 class Deferred:
