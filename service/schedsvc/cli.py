@@ -102,9 +102,14 @@ def build_parser() -> argparse.ArgumentParser:
                    default=int(_env("MAX_NAMESPACES_PER_UPDATE", "100000")),
                    help="namespaces upserted by one UpdateSnapshot; remove_nodes and "
                    "remove_pods are bounded by the node and pod limits (default %(default)s)")
+    s.add_argument("--max-pdbs-per-update", type=int,
+                   default=int(_env("MAX_PDBS_PER_UPDATE", "100000")),
+                   help="PodDisruptionBudgets upserted, and removed, by one UpdateSnapshot; "
+                   "more is INVALID_ARGUMENT (default %(default)s)")
     s.add_argument("--max-items-per-field", type=int,
                    default=int(_env("MAX_ITEMS_PER_FIELD", str(DEFAULT_MAX_ITEMS))),
-                   help="entries in any list or map inside one pod, node or namespace "
+                   help="entries in any list or map inside one pod, node, namespace or "
+                   "PodDisruptionBudget "
                    "(containers, labels, images, ...; 0: unbounded; default %(default)s)")
     s.add_argument("--max-parked-mib", type=float, default=float(_env("MAX_PARKED_MIB", "256")),
                    help="memory for parked batch states (interrupted runs kept to resume) "
@@ -231,6 +236,7 @@ def serve(args: argparse.Namespace) -> int:
             max_pods_per_update=args.max_pods_per_update,
             max_queue_per_cluster=args.max_queue_per_cluster,
             max_namespaces_per_update=args.max_namespaces_per_update,
+            max_pdbs_per_update=args.max_pdbs_per_update,
             max_streams=args.max_streams,
             max_streams_per_cluster=args.max_streams_per_cluster,
             max_in_flight=args.max_in_flight,
