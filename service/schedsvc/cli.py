@@ -12,6 +12,7 @@ from collections.abc import Sequence
 import grpc
 
 from .config import default_config, load_config
+from .engine.nomination_bound import DEFAULT_MAX_NOMINATED_PODS
 from .engine.scheduler import Engine
 from .errors import ConfigError
 from .observability.setup import setup_observability, tracing_requested
@@ -119,6 +120,12 @@ def build_parser() -> argparse.ArgumentParser:
                    help="clusters the server holds; an UpdateSnapshot naming one more is "
                    "RESOURCE_EXHAUSTED (DeleteCluster frees one; 0: unbounded; default "
                    "%(default)s)")
+    s.add_argument("--max-nominated-pods-per-cluster", type=int,
+                   default=int(_env("MAX_NOMINATED_PODS_PER_CLUSTER",
+                                    str(DEFAULT_MAX_NOMINATED_PODS))),
+                   help="pods one cluster holds nominated (sent so, or by preemption); an "
+                   "UpdateSnapshot beyond it is INVALID_ARGUMENT, a preemption beyond it "
+                   "nominates nothing and says so (0: unbounded; default %(default)s)")
     s.add_argument("--max-streams", type=int, default=int(_env("MAX_STREAMS", "1024")),
                    help="ScheduleStream calls open at once; more is RESOURCE_EXHAUSTED "
                    "(0: unbounded; default %(default)s)")
@@ -219,6 +226,7 @@ def serve(args: argparse.Namespace) -> int:
         batching_enabled=gates["OpportunisticBatching"],
         observer=obs.observer,
         max_clusters=args.max_clusters,
+        max_nominated_pods=args.max_nominated_pods_per_cluster,
         max_parked_bytes=int(args.max_parked_mib * (1 << 20)),
     )
     obs.attach(engine)

@@ -25,6 +25,7 @@ from ..model import Namespace, Node, Pod, PodDisruptionBudget
 from ..plugins.registry import Registry, in_tree_registry
 from .batch import OpportunisticBatch
 from .explain import Explanation, explain
+from .nomination_bound import DEFAULT_MAX_NOMINATED_PODS, check_update
 from .observer import NULL_OBSERVER, Observer
 from .parked import DEFAULT_SERVER_PARKED_BYTES, ParkedBudget
 from .runtime import Framework
@@ -102,6 +103,7 @@ class Cluster:
                     f"generation is {snap.generation}, not {upd.expected_generation}: resync"
                 )
             infos = validate_update(snap, upd)
+            check_update(snap, upd, self.engine.max_nominated_pods)
             # rows whose node or pods change: batch state re-evaluates just those (None: all)
             dirty: set[int] | None = set()
             node_rows: set[int] = set()
@@ -210,6 +212,7 @@ class Engine:
         observer: Observer = NULL_OBSERVER,
         max_clusters: int = 0,
         max_parked_bytes: int = DEFAULT_SERVER_PARKED_BYTES,
+        max_nominated_pods: int = DEFAULT_MAX_NOMINATED_PODS,
     ) -> None:
         self.config = config
         self.seed = seed
@@ -229,6 +232,8 @@ class Engine:
         self._clusters: dict[str, Cluster] = {}
         self._lock = threading.Lock()
         self.max_clusters = max_clusters
+        # per cluster (engine/nomination_bound.py; 0: no bound)
+        self.max_nominated_pods = max_nominated_pods
 
     def cluster(self, name: str) -> Cluster:
         """The named cluster, created empty the first time a request that writes names it.
