@@ -87,6 +87,10 @@ def test_a_preemption_beyond_the_bound_nominates_nothing_and_says_why() -> None:
     dry, _ = c.schedule([_high("h4")], dry_run=True)
     assert (dry[0].nominated_node_name, dry[0].message) == ("", p.message.replace("h3", "h4"))
     assert _sample(reg, "schedsvc_nominations_refused_total") == 1
+    # Explain too: the candidates kube weighed, but no nomination
+    e = c.explain(_high("h5"))
+    assert e.candidates and e.nominated_node == ""
+    assert "--max-nominated-pods-per-cluster 2" in e.message
     # a pod already nominated keeps its place under the bound: preempting again is allowed
     again, _ = c.schedule([_high("h1")])
     assert again[0].nominated_node_name and again[0].victims
