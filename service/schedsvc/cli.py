@@ -12,6 +12,7 @@ from collections.abc import Sequence
 import grpc
 
 from .config import default_config, load_config
+from .engine.nomination_bound import DEFAULT_MAX_NOMINATED_PODS
 from .engine.scheduler import Engine
 from .errors import ConfigError
 from .observability.setup import setup_observability, tracing_requested
@@ -102,9 +103,14 @@ def build_parser() -> argparse.ArgumentParser:
                    default=int(_env("MAX_NAMESPACES_PER_UPDATE", "100000")),
                    help="namespaces upserted by one UpdateSnapshot; remove_nodes and "
                    "remove_pods are bounded by the node and pod limits (default %(default)s)")
+    s.add_argument("--max-pdbs-per-update", type=int,
+                   default=int(_env("MAX_PDBS_PER_UPDATE", "100000")),
+                   help="PodDisruptionBudgets upserted, and removed, by one UpdateSnapshot; "
+                   "more is INVALID_ARGUMENT (default %(default)s)")
     s.add_argument("--max-items-per-field", type=int,
                    default=int(_env("MAX_ITEMS_PER_FIELD", str(DEFAULT_MAX_ITEMS))),
-                   help="entries in any list or map inside one pod, node or namespace "
+                   help="entries in any list or map inside one pod, node, namespace or "
+                   "PodDisruptionBudget "
                    "(containers, labels, images, ...; 0: unbounded; default %(default)s)")
     s.add_argument("--max-parked-mib", type=float, default=float(_env("MAX_PARKED_MIB", "256")),
                    help="memory for parked batch states (interrupted runs kept to resume) "
@@ -118,6 +124,12 @@ def build_parser() -> argparse.ArgumentParser:
                    help="clusters the server holds; an UpdateSnapshot naming one more is "
                    "RESOURCE_EXHAUSTED (DeleteCluster frees one; 0: unbounded; default "
                    "%(default)s)")
+    s.add_argument("--max-nominated-pods-per-cluster", type=int,
+                   default=int(_env("MAX_NOMINATED_PODS_PER_CLUSTER",
+                                    str(DEFAULT_MAX_NOMINATED_PODS))),
+                   help="pods one cluster holds nominated (sent so, or by preemption); an "
+                   "UpdateSnapshot beyond it is INVALID_ARGUMENT, a preemption beyond it "
+                   "nominates nothing and says so (0: unbounded; default %(default)s)")
     s.add_argument("--max-streams", type=int, default=int(_env("MAX_STREAMS", "1024")),
                    help="ScheduleStream calls open at once; more is RESOURCE_EXHAUSTED "
                    "(0: unbounded; default %(default)s)")
@@ -218,6 +230,7 @@ def serve(args: argparse.Namespace) -> int:
         batching_enabled=gates["OpportunisticBatching"],
         observer=obs.observer,
         max_clusters=args.max_clusters,
+        max_nominated_pods=args.max_nominated_pods_per_cluster,
         max_parked_bytes=int(args.max_parked_mib * (1 << 20)),
         staged_idle_seconds=args.staged_replace_idle_seconds,
     )
@@ -236,6 +249,7 @@ def serve(args: argparse.Namespace) -> int:
             max_pods_per_update=args.max_pods_per_update,
             max_queue_per_cluster=args.max_queue_per_cluster,
             max_namespaces_per_update=args.max_namespaces_per_update,
+            max_pdbs_per_update=args.max_pdbs_per_update,
             max_streams=args.max_streams,
             max_streams_per_cluster=args.max_streams_per_cluster,
             max_in_flight=args.max_in_flight,

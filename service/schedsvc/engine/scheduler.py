@@ -24,6 +24,7 @@ from ..model import Namespace, Node, Pod, PodDisruptionBudget
 from ..plugins.registry import Registry, in_tree_registry
 from .batch import OpportunisticBatch
 from .explain import Explanation, explain
+from .nomination_bound import DEFAULT_MAX_NOMINATED_PODS, check_update
 from .observer import NULL_OBSERVER, Observer
 from .parked import DEFAULT_SERVER_PARKED_BYTES, ParkedBudget
 from .runtime import Framework
@@ -101,6 +102,7 @@ class Cluster:
             if upd.stage:
                 return self._stage(upd)
             infos = validate_update(snap, upd)
+            check_update(snap, upd, self.engine.max_nominated_pods)
             if upd.replace:
                 snap = Snapshot()
             dirty, node_rows = apply_update(snap, upd, infos)
@@ -121,6 +123,7 @@ class Cluster:
         """A chunk of a staged replace: built aside, swapped in whole at its commit."""
         staged = self.staged.begin(upd) if upd.replace else self.staged.resume(upd)
         infos = validate_update(staged.snapshot, upd)
+        check_update(staged.snapshot, upd, self.engine.max_nominated_pods)
         apply_update(staged.snapshot, upd, infos)
         self.staged.keep(staged)
         snap = staged.snapshot
@@ -184,6 +187,7 @@ class Engine:
         max_clusters: int = 0,
         max_parked_bytes: int = DEFAULT_SERVER_PARKED_BYTES,
         staged_idle_seconds: float = STAGED_IDLE_SECONDS,
+        max_nominated_pods: int = DEFAULT_MAX_NOMINATED_PODS,
     ) -> None:
         self.config = config
         self.seed = seed
@@ -204,6 +208,8 @@ class Engine:
         self._lock = threading.Lock()
         self.max_clusters = max_clusters
         self.staged_idle_seconds = staged_idle_seconds
+        # per cluster (engine/nomination_bound.py; 0: no bound)
+        self.max_nominated_pods = max_nominated_pods
 
     def cluster(self, name: str) -> Cluster:
         """The named cluster, created empty the first time a request that writes names it.

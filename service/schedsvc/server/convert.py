@@ -178,5 +178,6 @@ class Converter:
         return model.Namespace(name=msg.name, labels=labels(msg.labels, f"{field_prefix}.labels"))
 
     def pdb_from_pb(self, msg: pb.PodDisruptionBudget, prefix: str) -> model.PodDisruptionBudget:
-        """A validated PodDisruptionBudget; its selector goes through this server's caches."""
-        return pdb_from_pb(msg, prefix, self.caches)
+        """A validated PodDisruptionBudget; its selector goes through this server's caches,
+        its lists are under the item limit."""
+        return pdb_from_pb(msg, prefix, self.caches, self.max_items)

@@ -32,6 +32,9 @@ class Limits:
     max_pods_per_update: int = 1_000_000
     # also the bound of remove_nodes (by max_nodes_per_update) and remove_pods (max_pods_...)
     max_namespaces_per_update: int = 100_000
+    # PodDisruptionBudgets upserted, and removed, by one UpdateSnapshot: a list of their own,
+    # as namespaces have, since budgets are neither nodes nor pods
+    max_pdbs_per_update: int = 100_000
     max_cluster_name: int = 253
     # entries in any repeated or map field inside a pod, node or namespace (server/counts.py)
     max_items_per_field: int = DEFAULT_MAX_ITEMS
@@ -122,6 +125,8 @@ class ScheduleServicer(pb_grpc.ScheduleServiceServicer):
                 ("remove_nodes", lim.max_nodes_per_update),
                 ("remove_pods", lim.max_pods_per_update),
                 ("upsert_namespaces", lim.max_namespaces_per_update),
+                ("upsert_pod_disruption_budgets", lim.max_pdbs_per_update),
+                ("remove_pod_disruption_budgets", lim.max_pdbs_per_update),
             ):
                 if len(getattr(request, fname)) > limit:
                     raise InvalidArgument(fname, f"at most {limit} entries per request")
