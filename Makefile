@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 GEN := service/schedsvc/v1
 PROTOS := $(wildcard protos/schedsvc/v1/*.proto)
 
-.PHONY: run test gen lint typecheck bench conformance clean
+.PHONY: run test gen lint typecheck bench conformance clean oracle oracle-test
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
@@ -42,6 +42,16 @@ bench: gen
 
 conformance: gen
 	$(BIN)/python -m tools.conformance
+
+# tools/kube-oracle: the real kube-scheduler v1.37.2 as an oracle (Go; see its README).
+# Its go.mod says go 1.26.0, which the machine's go1.26.8 builds (GOTOOLCHAIN=local). Should a
+# later kube need a newer Go, `make oracle ORACLE_GOTOOLCHAIN=go1.27.3` fetches the approved one.
+ORACLE_GOTOOLCHAIN ?= local
+oracle:
+	cd tools/kube-oracle && GOTOOLCHAIN=$(ORACLE_GOTOOLCHAIN) go build -o bin/kube-oracle .
+
+oracle-test:
+	cd tools/kube-oracle && GOTOOLCHAIN=$(ORACLE_GOTOOLCHAIN) go vet ./... && GOTOOLCHAIN=$(ORACLE_GOTOOLCHAIN) go test ./...
 
 clean:
 	rm -rf $(VENV) $(GEN)
