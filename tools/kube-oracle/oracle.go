@@ -255,6 +255,9 @@ func (o *Oracle) Evaluate(parent context.Context, c *Case) (*Expected, error) {
 			exp.Nodes[i].Stage, exp.Nodes[i].Plugin, exp.Nodes[i].Code, exp.Nodes[i].Reasons = "PreFilter", s.Plugin(), s.Code().String(), s.Reasons()
 		}
 	} else {
+		// Formatted now: diagnosis.UnschedulablePlugins is this same set, and Filter
+		// rejections are added to it below.
+		pfrPlugins := fmt.Sprintf("%v", sets.List(unschedPlugins))
 		if !preRes.AllNodes() {
 			exp.PreFilterResultNodes = sets.List(preRes.NodeNames)
 			absent := fwk.NewStatus(fwk.UnschedulableAndUnresolvable, fmt.Sprintf("node(s) didn't satisfy plugin(s) %v", sets.List(unschedPlugins)))
@@ -263,7 +266,7 @@ func (o *Oracle) Evaluate(parent context.Context, c *Case) (*Expected, error) {
 		for i, n := range c.Nodes {
 			out := &exp.Nodes[i]
 			if !preRes.AllNodes() && !preRes.NodeNames.Has(n.Name) {
-				out.Stage, out.Plugin, out.Code = "PreFilterResult", fmt.Sprintf("%v", sets.List(unschedPlugins)), fwk.UnschedulableAndUnresolvable.String()
+				out.Stage, out.Plugin, out.Code = "PreFilterResult", pfrPlugins, fwk.UnschedulableAndUnresolvable.String()
 				out.Reasons = diagnosis.NodeToStatus.AbsentNodesStatus().Reasons()
 				continue
 			}
