@@ -24,6 +24,7 @@ const usage = `kube-oracle: kube-scheduler v1.37.2 as an oracle
   kube-oracle score    [--config FILE] [--feature-gates K=bool,...] [--cases FILE.jsonl[.gz] | stdin]
   kube-oracle sequence [--config FILE] [--feature-gates K=bool,...] (--cases FILE |
                        --generate plain|deployment|one-per-node [--nodes N] [--pods N])
+  kube-oracle plugins  [--config FILE] [--feature-gates K=bool,...]   (effective plugins per profile)
 
 Exit codes: 0 ok, 1 internal error, 2 bad input (malformed case, unknown object kind, bad flags).
 `
@@ -95,6 +96,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return runScore(args[1:], stdin, stdout, stderr)
 	case "sequence":
 		return runSequence(args[1:], stdin, stdout, stderr)
+	case "plugins":
+		return runPlugins(args[1:], stdout, stderr)
 	default:
 		fmt.Fprintf(stderr, "kube-oracle: unknown command %q\n%s", args[0], usage)
 		return 2
@@ -164,6 +167,43 @@ func runScore(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if err != nil {
 		w.Flush()
 		return exitFor(stderr, err)
+	}
+	return 0
+}
+
+// runPlugins prints, per profile, the plugins kube's framework enables at each extension
+// point (Framework.ListPlugins after defaulting and MultiPoint expansion), with weights.
+func runPlugins(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("plugins", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var cf commonFlags
+	cf.register(fs)
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if err := cf.setup(); err != nil {
+		fmt.Fprintf(stderr, "kube-oracle: %v\n", err)
+		return 2
+	}
+	cfg, err := loadConfig(cf.config)
+	if err != nil {
+		fmt.Fprintf(stderr, "kube-oracle: config: %v\n", err)
+		return 2
+	}
+	o := NewOracle(cfg)
+	enc := json.NewEncoder(stdout)
+	enc.SetIndent("", "  ")
+	for i := range cfg.Profiles {
+		e, err := o.newEnv(context.Background(), &Case{}, &cfg.Profiles[i], nil)
+		if err != nil {
+			fmt.Fprintf(stderr, "kube-oracle: %v\n", err)
+			return 1
+		}
+		out := map[string]any{"profile": cfg.Profiles[i].SchedulerName, "plugins": e.fw.ListPlugins()}
+		e.close()
+		if err := enc.Encode(out); err != nil {
+			return 1
+		}
 	}
 	return 0
 }
