@@ -47,8 +47,11 @@ conformance: gen
 # Its go.mod says go 1.26.0, which the machine's go1.26.8 builds (GOTOOLCHAIN=local). Should a
 # later kube need a newer Go, `make oracle ORACLE_GOTOOLCHAIN=go1.27.3` fetches the approved one.
 ORACLE_GOTOOLCHAIN ?= local
+# kube stamps its version with -ldflags; NodeDeclaredFeatures reads it (component-base version.Get).
+ORACLE_LDFLAGS := -X k8s.io/component-base/version.gitVersion=v1.37.2 \
+	-X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=37
 oracle:
-	cd tools/kube-oracle && GOTOOLCHAIN=$(ORACLE_GOTOOLCHAIN) go build -o bin/kube-oracle .
+	cd tools/kube-oracle && GOTOOLCHAIN=$(ORACLE_GOTOOLCHAIN) go build -ldflags "$(ORACLE_LDFLAGS)" -o bin/kube-oracle .
 
 oracle-test:
 	cd tools/kube-oracle && GOTOOLCHAIN=$(ORACLE_GOTOOLCHAIN) go vet ./... && GOTOOLCHAIN=$(ORACLE_GOTOOLCHAIN) go test ./...
