@@ -131,7 +131,9 @@ _settings = settings(max_examples=300, deadline=None,
 
 @_settings
 @given(enc=_encoded(), size=st.integers(1, 64))
-def test_any_message_in_any_pieces_is_the_whole(enc: tuple[type[Message], bytes], size: int) -> None:
+def test_any_message_in_any_pieces_is_the_whole(
+    enc: tuple[type[Message], bytes], size: int,
+) -> None:
     cls, data = enc
     _agree(cls, data, size)
 

@@ -14,6 +14,7 @@ lets the loop run.
 from __future__ import annotations
 
 import time
+from collections.abc import Iterator
 from contextvars import ContextVar
 from typing import Any
 
@@ -40,8 +41,14 @@ class Deferred:
         self.cls = cls
 
 
+# (field number, wire type, field start, payload start, field end)
+_Field = tuple[int, int, int, int, int]
+
+
 def _varint(data: bytes, i: int) -> tuple[int, int]:
     """The varint at `i` and the index after it; DecodeError past the end or over 10 bytes."""
+    if i < len(data) and data[i] < 0x80:  # most tags and lengths: one byte
+        return data[i], i + 1
     out = shift = 0
     for j in range(i, min(i + 10, len(data))):
         b = data[j]
@@ -88,11 +95,10 @@ def _skip(data: bytes, i: int, end: int, wire: int, number: int, depth: int) -> 
     return i
 
 
-def _fields(data: bytes, start: int, end: int, depth: int = 0) -> list[tuple[int, int, int, int]]:
-    """(field number, wire type, field start, payload start) of each field in data[start:end]
-    (a message at nesting `depth`), followed by a sentinel (0, 0, end, end). DecodeError on a
-    malformed frame."""
-    out: list[tuple[int, int, int, int]] = []
+def _fields(data: bytes, start: int, end: int, depth: int = 0) -> Iterator[_Field]:
+    """(field number, wire type, field start, payload start, field end) of each field in
+    data[start:end] (a message at nesting `depth`), one at a time: a message of millions of
+    tiny fields must not cost an object per field at once. DecodeError on a malformed frame."""
     i = start
     while i < end:
         at = i
@@ -102,9 +108,7 @@ def _fields(data: bytes, start: int, end: int, depth: int = 0) -> list[tuple[int
         if wire == 2:
             _, payload = _varint(data, i)
         i = _skip(data, i, end, wire, tag >> 3, depth)
-        out.append((tag >> 3, wire, at, payload))
-    out.append((0, 0, end, end))
-    return out
+        yield tag >> 3, wire, at, payload, i
 
 
 def _merge(
@@ -112,11 +116,9 @@ def _merge(
 ) -> None:
     """Merge data[start:end] into `msg` (at nesting `depth`) in pieces of about `size` bytes;
     a message field larger than that is merged the same way into its sub-message."""
-    fields = _fields(data, start, end, depth)
     by_number = msg.DESCRIPTOR.fields_by_number
     begun = start
-    for k, (number, wire, at, payload) in enumerate(fields[:-1]):
-        after = fields[k + 1][2]
+    for number, wire, at, payload, after in _fields(data, start, end, depth):
         fd = by_number.get(number)
         big = wire == 2 and after - at > size and fd is not None
         if big and fd is not None and fd.message_type is not None and not (
