@@ -107,6 +107,10 @@ class Cluster:
                 snap = Snapshot()
             dirty, node_rows = apply_update(snap, upd, infos)
             if upd.replace:
+                # the cluster's whole next state, newer than any staged one still open: that
+                # one could only commit an older state over it, and meanwhile keeps the
+                # cluster refused
+                self.staged.clear()
                 self._swap_in(snap)
             nodes_changed = bool(upd.upsert_nodes or upd.remove_nodes)
             for b in self.batches.values():
