@@ -85,3 +85,20 @@ def test_a_cluster_deleted_under_its_client_is_replayed_not_a_resync_error(
         assert set(client.desired_pods()) == set(held)
     finally:
         client.close()
+
+
+def test_an_idle_staged_replace_is_freed_by_the_next_update_of_its_cluster(
+    servers: Servers,
+) -> None:
+    """An idle staged replace is dropped only when something asks for it: Schedule and
+    Explain did, UpdateSnapshot did not, so a cluster fed patches but not scheduled on kept a
+    dead client's half-built snapshot (a second copy of the cluster) forever."""
+    server, stub, _ = servers.start()
+    _abandoned_staged_replace(stub)
+    staged = server.engine.cluster("c").staged
+    opened = staged.current()
+    assert opened is not None
+    now = [opened.touched + staged.idle_seconds + 1]
+    staged.clock = lambda: now[0]
+    stub.UpdateSnapshot(pb.UpdateSnapshotRequest(cluster="c", upsert_nodes=[pb_node("n0")]))
+    assert staged._open is None
