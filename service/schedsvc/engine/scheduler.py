@@ -90,6 +90,7 @@ class Cluster:
     # ---- snapshot updates -------------------------------------------------------------------
     def update(self, upd: SnapshotUpdate) -> UpdateResult:
         with self.lock:
+            self.staged.current()  # drops an idle staged replace (its snapshot's memory)
             snap = self.snapshot
             if upd.expected_epoch and upd.expected_epoch != self.engine.epoch:
                 raise FailedPrecondition(
