@@ -320,11 +320,15 @@ class SchedClient:
         return resp
 
     def _resync_if(
-        self, seen_epoch: str, seen_resyncs: int, deadline: float, timeout: float | None
+        self, seen_epoch: str, seen_resyncs: int, deadline: float, timeout: float | None,
+        seen_floor: tuple[str, int] | None = None,
     ) -> None:
-        """Replay unless another thread already did since the failed call was sent."""
+        """Replay unless another thread already did (or, given `seen_floor`, unless any
+        replace of ours was made) since the failed call was sent."""
         with self._lock:
-            if self._epoch == seen_epoch and self.resyncs == seen_resyncs:
+            if self._epoch == seen_epoch and self.resyncs == seen_resyncs and (
+                seen_floor is None or self._floor == seen_floor
+            ):
                 self._replay(self._state, deadline, timeout)
 
     def _superseded(self, resp: pb.ScheduleResponse) -> bool:
@@ -367,7 +371,7 @@ class SchedClient:
         while todo:
             batch = [pods[i] for i in todo]
             req = pb.ScheduleRequest(cluster=self.cluster, pods=batch, dry_run=dry_run)
-            seen, seen_resyncs = self._epoch, self.resyncs
+            seen, seen_resyncs, seen_floor = self._epoch, self.resyncs, self._floor
             try:
                 resp: pb.ScheduleResponse = self._call(self._stub.Schedule, req, deadline, timeout)
             except grpc.RpcError as err:
@@ -395,7 +399,11 @@ class SchedClient:
             if not dry_run and not self._record(
                 [pods[i] for i, _ in attempted], [pl for _, pl in attempted], resp
             ):
-                resyncs = self._count_resync(resyncs)  # placed on a state since replaced
+                # placed on a state since replaced; or, when no replace of ours came since,
+                # below our floor all the same: the cluster was deleted and made afresh (its
+                # generations start again), so our state is gone from it: replay it
+                resyncs = self._count_resync(resyncs)
+                self._resync_if(seen, seen_resyncs, deadline, timeout, seen_floor)
                 continue
             for i, pl in attempted:
                 out[i] = pl

@@ -90,6 +90,7 @@ class Cluster:
     # ---- snapshot updates -------------------------------------------------------------------
     def update(self, upd: SnapshotUpdate) -> UpdateResult:
         with self.lock:
+            self.staged.current()  # drops an idle staged replace (its snapshot's memory)
             snap = self.snapshot
             if upd.expected_epoch and upd.expected_epoch != self.engine.epoch:
                 raise FailedPrecondition(
@@ -107,6 +108,10 @@ class Cluster:
                 snap = Snapshot()
             dirty, node_rows = apply_update(snap, upd, infos)
             if upd.replace:
+                # the cluster's whole next state, newer than any staged one still open: that
+                # one could only commit an older state over it, and meanwhile keeps the
+                # cluster refused
+                self.staged.clear()
                 self._swap_in(snap)
             nodes_changed = bool(upd.upsert_nodes or upd.remove_nodes)
             for b in self.batches.values():

@@ -14,6 +14,7 @@ lets the loop run.
 from __future__ import annotations
 
 import time
+from collections.abc import Iterator
 from contextvars import ContextVar
 from typing import Any
 
@@ -40,8 +41,14 @@ class Deferred:
         self.cls = cls
 
 
+# (field number, wire type, field start, payload start, field end)
+_Field = tuple[int, int, int, int, int]
+
+
 def _varint(data: bytes, i: int) -> tuple[int, int]:
     """The varint at `i` and the index after it; DecodeError past the end or over 10 bytes."""
+    if i < len(data) and data[i] < 0x80:  # most tags and lengths: one byte
+        return data[i], i + 1
     out = shift = 0
     for j in range(i, min(i + 10, len(data))):
         b = data[j]
@@ -52,42 +59,66 @@ def _varint(data: bytes, i: int) -> tuple[int, int]:
     raise DecodeError("truncated or overlong varint")
 
 
-def _fields(data: bytes, start: int, end: int) -> list[tuple[int, int, int, int]]:
-    """(field number, wire type, field start, payload start) of each field in data[start:end],
-    followed by a sentinel (0, 0, end, end). DecodeError on a malformed frame."""
-    out: list[tuple[int, int, int, int]] = []
+# upb's nesting limit: messages and groups together, counted from the top-level message
+MAX_DEPTH = 100
+
+
+def _skip(data: bytes, i: int, end: int, wire: int, number: int, depth: int) -> int:
+    """The index after the payload of a field of `wire` type whose payload starts at `i`, at
+    nesting `depth`; DecodeError on a malformed frame. A group (wire type 3, which upb keeps
+    as an unknown field) ends at its matching end tag."""
+    if wire == 0:
+        _, i = _varint(data, i)
+    elif wire == 1:
+        i += 8
+    elif wire == 2:
+        length, i = _varint(data, i)
+        i += length
+    elif wire == 5:
+        i += 4
+    elif wire == 3:
+        if depth >= MAX_DEPTH:
+            raise DecodeError("groups nested too deep")
+        while True:
+            if i >= end:
+                raise DecodeError("truncated group")
+            tag, i = _varint(data, i)
+            if tag & 7 == 4:
+                if tag >> 3 != number:
+                    raise DecodeError("mismatched end of group")
+                break
+            i = _skip(data, i, end, tag & 7, tag >> 3, depth + 1)
+    else:  # an end of group without its start (4), or not protobuf at all (6, 7)
+        raise DecodeError(f"unexpected wire type {wire}")
+    if i > end:
+        raise DecodeError("truncated field")
+    return i
+
+
+def _fields(data: bytes, start: int, end: int, depth: int = 0) -> Iterator[_Field]:
+    """(field number, wire type, field start, payload start, field end) of each field in
+    data[start:end] (a message at nesting `depth`), one at a time: a message of millions of
+    tiny fields must not cost an object per field at once. DecodeError on a malformed frame."""
     i = start
     while i < end:
         at = i
         tag, i = _varint(data, i)
         wire = tag & 7
         payload = i
-        if wire == 0:
-            _, i = _varint(data, i)
-        elif wire == 1:
-            i += 8
-        elif wire == 2:
-            length, payload = _varint(data, i)
-            i = payload + length
-        elif wire == 5:
-            i += 4
-        else:  # groups (3, 4) are not in proto3; anything else is not protobuf
-            raise DecodeError(f"unexpected wire type {wire}")
-        if i > end:
-            raise DecodeError("truncated field")
-        out.append((tag >> 3, wire, at, payload))
-    out.append((0, 0, end, end))
-    return out
+        if wire == 2:
+            _, payload = _varint(data, i)
+        i = _skip(data, i, end, wire, tag >> 3, depth)
+        yield tag >> 3, wire, at, payload, i
 
 
-def _merge(msg: Message, data: bytes, start: int, end: int, size: int) -> None:
-    """Merge data[start:end] into `msg` in pieces of about `size` bytes; a message field
-    larger than that is merged the same way into its sub-message."""
-    fields = _fields(data, start, end)
+def _merge(
+    msg: Message, data: bytes, start: int, end: int, size: int, depth: int = 0
+) -> None:
+    """Merge data[start:end] into `msg` (at nesting `depth`) in pieces of about `size` bytes;
+    a message field larger than that is merged the same way into its sub-message."""
     by_number = msg.DESCRIPTOR.fields_by_number
     begun = start
-    for k, (number, wire, at, payload) in enumerate(fields[:-1]):
-        after = fields[k + 1][2]
+    for number, wire, at, payload, after in _fields(data, start, end, depth):
         fd = by_number.get(number)
         big = wire == 2 and after - at > size and fd is not None
         if big and fd is not None and fd.message_type is not None and not (
@@ -97,8 +128,12 @@ def _merge(msg: Message, data: bytes, start: int, end: int, size: int) -> None:
                 msg.MergeFromString(data[begun:at])
                 time.sleep(0)  # let the event loop's thread take the GIL
             field = getattr(msg, fd.name)
-            sub = field.add() if hasattr(field, "add") else field  # repeated, or singular
-            _merge(sub, data, payload, after, size)
+            if hasattr(field, "add"):  # repeated
+                sub = field.add()
+            else:  # singular: present once it appears, as parsing it whole would make it
+                sub = field
+                sub.SetInParent()
+            _merge(sub, data, payload, after, size, depth + 1)
             begun = after
         elif after - begun >= size:
             msg.MergeFromString(data[begun:after])

@@ -93,19 +93,19 @@ class InlinePolicy:
         self._free = True
 
     def rejected(self, cluster: Cluster | None, seconds: float, pods: int) -> None:
-        """A request of `cluster` refused while converting, after `seconds`: its cost counts as
-        an accepted one's does, so a client repeating a slow bad request does not get the loop
-        each time."""
-        if cluster is None:
+        """A request of `cluster` refused while converting, after `seconds`: its conversion
+        cost counts as an accepted one's does, so a client repeating a slow bad request does
+        not get the loop each time. It measured no scheduling, so a cluster not measured yet
+        stays so (off the loop)."""
+        old = self._costs.get(cluster) if cluster is not None else None
+        if old is None:
+            # a cluster not measured yet stays off the loop until a request of it is: this one
+            # says nothing of what its pods cost to schedule
             return
         now = self.clock()
         slow_until = now + SLOW_MEMORY_SECONDS if seconds > self.slice_seconds else now
-        old = self._costs.get(cluster)
-        self._costs[cluster] = _Cost(
-            max(slow_until, old.slow_until) if old is not None else slow_until,
-            old.nodes if old is not None else cluster.snapshot.num_nodes,
-            max(seconds / max(1, pods), old.convert_seconds_per_pod if old is not None else 0.0),
-        )
+        old.slow_until = max(slow_until, old.slow_until)
+        old.convert_seconds_per_pod = max(seconds / max(1, pods), old.convert_seconds_per_pod)
 
     def record(self, call: ScheduleCall) -> None:
         """What a finished request cost, wherever it ran."""
