@@ -88,11 +88,28 @@ class Cluster:
             )
             for n, fw in engine.frameworks.items()
         }
+        # why the state is no longer whole ("" while it is): an operation ran out of memory
+        # halfway through changing it. Nothing but a replace or DeleteCluster is served then,
+        # so no answer is ever computed from half an update
+        self.damaged = ""
+
+    def _damage(self, what: str) -> None:
+        self.damaged = f"{what} ran out of memory halfway through changing it"
+        for b in self.batches.values():
+            b.on_snapshot_change(None)  # cached evaluations may name the half-changed rows
+
+    def _refuse_damaged(self) -> None:
+        raise FailedPrecondition(
+            f"cluster {self.name!r} is incomplete: {self.damaged}; resend it whole "
+            "(UpdateSnapshot with replace=true) or delete it"
+        )
 
     # ---- snapshot updates -------------------------------------------------------------------
     def update(self, upd: SnapshotUpdate) -> UpdateResult:
         with self.lock:
             snap = self.snapshot
+            if self.damaged and not upd.replace:
+                self._refuse_damaged()
             if upd.expected_epoch and upd.expected_epoch != self.engine.epoch:
                 raise FailedPrecondition(
                     f"epoch is {self.engine.epoch}, not {upd.expected_epoch}: resync"
@@ -102,67 +119,81 @@ class Cluster:
                     f"generation is {snap.generation}, not {upd.expected_generation}: resync"
                 )
             infos = validate_update(snap, upd)
-            # rows whose node or pods change: batch state re-evaluates just those (None: all)
-            dirty: set[int] | None = set()
-            node_rows: set[int] = set()
-            if upd.replace or upd.upsert_namespaces:
-                dirty = None
-            if upd.replace:
-                snap = Snapshot()
-            for name in upd.remove_nodes:
-                if dirty is not None and _holds_pod_terms(snap, name):
-                    dirty = None  # the pods it drops had terms reaching their whole domains
-                snap.remove_node(name)
-            for ns in upd.upsert_namespaces:
-                snap.upsert_namespace(ns)
-            # budgets only steer preemption: no filter or score reads them, batch state stays
-            for key in upd.remove_pod_disruption_budgets:
-                if snap.pdbs.pop(key, None) is not None:
-                    snap.generation += 1
-            for pdb in upd.upsert_pod_disruption_budgets:
-                snap.pdbs[pdb.key] = pdb
+            try:
+                res = self._apply(upd, infos)
+            except MemoryError:
+                # a replace builds its snapshot aside and swaps it in last: until the swap
+                # the old one is whole; a patch changes the live one in place
+                if not upd.replace or self.snapshot is not snap:
+                    self._damage("an update")
+                raise
+            self.damaged = ""  # a replace that went through: whole again
+            return res
+
+    def _apply(self, upd: SnapshotUpdate, infos: dict[str, PodInfo]) -> UpdateResult:
+        """The validated update's changes (the lock held): nothing here may fail on input."""
+        snap = self.snapshot
+        # rows whose node or pods change: batch state re-evaluates just those (None: all)
+        dirty: set[int] | None = set()
+        node_rows: set[int] = set()
+        if upd.replace or upd.upsert_namespaces:
+            dirty = None
+        if upd.replace:
+            snap = Snapshot()
+        for name in upd.remove_nodes:
+            if dirty is not None and _holds_pod_terms(snap, name):
+                dirty = None  # the pods it drops had terms reaching their whole domains
+            snap.remove_node(name)
+        for ns in upd.upsert_namespaces:
+            snap.upsert_namespace(ns)
+        # budgets only steer preemption: no filter or score reads them, batch state stays
+        for key in upd.remove_pod_disruption_budgets:
+            if snap.pdbs.pop(key, None) is not None:
                 snap.generation += 1
-            for node in upd.upsert_nodes:
-                if dirty is not None and _holds_pod_terms(snap, node.name):
-                    dirty = None  # its labels place those terms' domains
-                snap.upsert_node(node)
-                if dirty is not None:
-                    dirty.add(snap.index[node.name])
-                    node_rows.add(snap.index[node.name])
-            for uid in upd.remove_pods:
-                rec = snap.remove_pod(uid)
-                if rec is not None and dirty is not None:
-                    if pod_has_pod_affinity(rec.pod):
-                        dirty = None  # its terms reach every node of their topology domains
-                    elif rec.node_name and rec.node_name in snap.index:
-                        dirty.add(snap.index[rec.node_name])
-                    elif not rec.node_name:
-                        dirty = None  # a nominated pod: other pods' filters may change
-            for pod in upd.upsert_pods:
-                if pod.uid in snap.nominated:
-                    dirty = None  # a nomination goes away: other pods' filters may change
-                old = snap.pods.get(pod.uid)
-                if pod_has_pod_affinity(pod) or (old is not None and pod_has_pod_affinity(old.pod)):
+        for pdb in upd.upsert_pod_disruption_budgets:
+            snap.pdbs[pdb.key] = pdb
+            snap.generation += 1
+        for node in upd.upsert_nodes:
+            if dirty is not None and _holds_pod_terms(snap, node.name):
+                dirty = None  # its labels place those terms' domains
+            snap.upsert_node(node)
+            if dirty is not None:
+                dirty.add(snap.index[node.name])
+                node_rows.add(snap.index[node.name])
+        for uid in upd.remove_pods:
+            rec = snap.remove_pod(uid)
+            if rec is not None and dirty is not None:
+                if pod_has_pod_affinity(rec.pod):
                     dirty = None  # its terms reach every node of their topology domains
-                if old is not None and dirty is not None:
-                    dirty.add(snap.index[old.node_name])  # a pod that moves frees its old node
-                if pod.node_name:
-                    snap.add_pod(pod, pod.node_name, assumed=False, info=infos[pod.uid])
-                    if dirty is not None:
-                        dirty.add(snap.index[pod.node_name])
-                else:
-                    snap.add_nominated(pod, infos[pod.uid])
-                    dirty = None
-            if snap.compact():
-                dirty = None  # column numbers and value ids moved: cached states name old ones
-            if upd.replace:
-                snap.generation = self.snapshot.generation + 1
-                self.snapshot = snap
-                self.next_start_index = 0
-            nodes_changed = bool(upd.upsert_nodes or upd.remove_nodes)
-            for b in self.batches.values():
-                b.on_snapshot_change(dirty, node_rows, nodes_changed)
-            return UpdateResult(snap.generation, snap.num_nodes, len(snap.pods), self.engine.epoch)
+                elif rec.node_name and rec.node_name in snap.index:
+                    dirty.add(snap.index[rec.node_name])
+                elif not rec.node_name:
+                    dirty = None  # a nominated pod: other pods' filters may change
+        for pod in upd.upsert_pods:
+            if pod.uid in snap.nominated:
+                dirty = None  # a nomination goes away: other pods' filters may change
+            old = snap.pods.get(pod.uid)
+            if pod_has_pod_affinity(pod) or (old is not None and pod_has_pod_affinity(old.pod)):
+                dirty = None  # its terms reach every node of their topology domains
+            if old is not None and dirty is not None:
+                dirty.add(snap.index[old.node_name])  # a pod that moves frees its old node
+            if pod.node_name:
+                snap.add_pod(pod, pod.node_name, assumed=False, info=infos[pod.uid])
+                if dirty is not None:
+                    dirty.add(snap.index[pod.node_name])
+            else:
+                snap.add_nominated(pod, infos[pod.uid])
+                dirty = None
+        if snap.compact():
+            dirty = None  # column numbers and value ids moved: cached states name old ones
+        if upd.replace:
+            snap.generation = self.snapshot.generation + 1
+            self.snapshot = snap
+            self.next_start_index = 0
+        nodes_changed = bool(upd.upsert_nodes or upd.remove_nodes)
+        for b in self.batches.values():
+            b.on_snapshot_change(dirty, node_rows, nodes_changed)
+        return UpdateResult(snap.generation, snap.num_nodes, len(snap.pods), self.engine.epoch)
 
     # ---- scheduling ---------------------------------------------------------------------------
     def schedule(
@@ -183,17 +214,31 @@ class Cluster:
         """schedule() for a caller that already holds `lock`: a batch scheduled in slices,
         maybe on different threads, keeps the lock from its first pod to its last, so that no
         other request's work lands inside it."""
+        if self.damaged:
+            self._refuse_damaged()
         out: list[Placement] = []
-        for p in pods:
-            if should_continue is not None and not should_continue():
-                break
-            out.append(schedule_one(self, p, dry_run))
+        try:
+            for p in pods:
+                if should_continue is not None and not should_continue():
+                    break
+                out.append(schedule_one(self, p, dry_run))
+        except MemoryError:
+            # a pod's cycle may have stopped inside assume or a nomination; a dry run changes
+            # only batch state, which dropping every cached evaluation makes whole again
+            if dry_run:
+                for b in self.batches.values():
+                    b.on_snapshot_change(None)
+            else:
+                self._damage("a Schedule request")
+            raise
         return out, self.snapshot.generation
 
     # ---- explain --------------------------------------------------------------------------------
     def explain(self, pod: Pod) -> Explanation:
         """Every node's verdict; consumes no cycle, assumes nothing, leaves batch state alone."""
         with self.lock:
+            if self.damaged:
+                self._refuse_damaged()
             return explain(self, pod)
 
 
