@@ -31,7 +31,7 @@ VICTIM_SECONDS = 2.0  # generous: the defect was a stall of seconds, a free thre
 
 
 def _retry_delay_ms(err: grpc.RpcError) -> int:
-    status = rpc_status.from_call(err)  # type: ignore[arg-type]
+    status = rpc_status.from_call(err)
     assert status is not None
     infos = [d for d in status.details if d.Is(error_details_pb2.RetryInfo.DESCRIPTOR)]
     assert len(infos) == 1
@@ -74,11 +74,12 @@ def test_a_burst_on_one_cluster_is_bounded_and_another_tenant_stays_fast(
         futures = [send(stub, i) for i in range(BURST)]
         wait_until(lambda: server.aio_servicer.in_flight() >= QUEUE, what="the burst queued")
         # another tenant: its one-node update and its Explain find a free thread at once
-        for call in (
+        victim: list[Callable[[], Any]] = [
             lambda: stub.UpdateSnapshot(pb.UpdateSnapshotRequest(
                 cluster="b", upsert_nodes=[pb_node("n0", cpu="3")]), timeout=5),
             lambda: stub.Explain(pb.ExplainRequest(cluster="b", pod=pb_pod("v")), timeout=5),
-        ):
+        ]
+        for call in victim:
             t0 = time.monotonic()
             call()
             assert time.monotonic() - t0 < VICTIM_SECONDS
