@@ -44,6 +44,19 @@ def _env(name: str, default: str) -> str:
     return os.environ.get("SCHEDSVC_" + name, default)
 
 
+def _memory_mib(text: str) -> float | None:
+    """--max-memory-mib: "auto" (None: derived from the limits the process runs under) or MiB."""
+    if text.strip().lower() == "auto":
+        return None
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of MiB or 'auto': {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError("must be >= 0 (0: no budget) or 'auto'")
+    return value
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="schedsvc", description=__doc__)
     sub = p.add_subparsers(dest="command", required=True)
@@ -97,8 +110,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help="pods upserted by one UpdateSnapshot (default %(default)s)")
     s.add_argument("--max-queue-per-cluster", type=int,
                    default=int(_env("MAX_QUEUE_PER_CLUSTER", "8")),
-                   help="Schedule requests queued or running per cluster before "
-                   "RESOURCE_EXHAUSTED (0: unbounded; default %(default)s)")
+                   help="requests queued or running per cluster (Schedule, UpdateSnapshot, "
+                   "Explain) before RESOURCE_EXHAUSTED; each waiting one holds a worker "
+                   "thread, so keep it below --max-workers (0: unbounded; default "
+                   "%(default)s)")
     s.add_argument("--max-namespaces-per-update", type=int,
                    default=int(_env("MAX_NAMESPACES_PER_UPDATE", "100000")),
                    help="namespaces upserted by one UpdateSnapshot; remove_nodes and "
@@ -120,6 +135,12 @@ def build_parser() -> argparse.ArgumentParser:
                    default=float(_env("STAGED_REPLACE_IDLE_SECONDS", "60")),
                    help="a staged replace (UpdateSnapshot stage/commit) with no chunk for this "
                    "long is dropped and its cluster schedules again (default %(default)s)")
+    s.add_argument("--max-memory-mib", type=_memory_mib, default=_env("MAX_MEMORY_MIB", "auto"),
+                   help="server-wide memory budget: a request that would grow the process "
+                   "past it is RESOURCE_EXHAUSTED with a retry delay. auto: 80%% of the "
+                   "cgroup memory limit or physical memory (resident), and 80%% of RLIMIT_AS "
+                   "when set (address space); N: N MiB resident (RLIMIT_AS still bounds "
+                   "address space); 0: no budget (default %(default)s)")
     s.add_argument("--max-clusters", type=int, default=int(_env("MAX_CLUSTERS", "1000")),
                    help="clusters the server holds; an UpdateSnapshot naming one more is "
                    "RESOURCE_EXHAUSTED (DeleteCluster frees one; 0: unbounded; default "
@@ -243,6 +264,7 @@ def serve(args: argparse.Namespace) -> int:
         loop_slice_seconds=args.loop_slice_ms / 1000,
         max_message_bytes=args.max_message_bytes,
         grace_seconds=args.grace_seconds,
+        max_memory_mib=args.max_memory_mib,
         limits=Limits(
             max_pods_per_request=args.max_pods_per_request,
             max_nodes_per_update=args.max_nodes_per_update,

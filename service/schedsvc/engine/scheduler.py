@@ -86,12 +86,29 @@ class Cluster:
             for n, fw in engine.frameworks.items()
         }
         self.staged = StagedReplace(engine.staged_idle_seconds)
+        # why the state is no longer whole ("" while it is): an operation ran out of memory
+        # halfway through changing it. Nothing but a replace or DeleteCluster is served then,
+        # so no answer is ever computed from half an update
+        self.damaged = ""
+
+    def _damage(self, what: str) -> None:
+        self.damaged = f"{what} ran out of memory halfway through changing it"
+        for b in self.batches.values():
+            b.on_snapshot_change(None)  # cached evaluations may name the half-changed rows
+
+    def _refuse_damaged(self) -> None:
+        raise FailedPrecondition(
+            f"cluster {self.name!r} is incomplete: {self.damaged}; resend it whole "
+            "(UpdateSnapshot with replace=true) or delete it"
+        )
 
     # ---- snapshot updates -------------------------------------------------------------------
     def update(self, upd: SnapshotUpdate) -> UpdateResult:
         with self.lock:
             self.staged.current()  # drops an idle staged replace (its snapshot's memory)
             snap = self.snapshot
+            if self.damaged and not (upd.replace or upd.stage):
+                self._refuse_damaged()
             if upd.expected_epoch and upd.expected_epoch != self.engine.epoch:
                 raise FailedPrecondition(
                     f"epoch is {self.engine.epoch}, not {upd.expected_epoch}: resync"
@@ -104,19 +121,30 @@ class Cluster:
                 return self._stage(upd)
             infos = validate_update(snap, upd)
             check_update(snap, upd, self.engine.max_nominated_pods)
-            if upd.replace:
-                snap = Snapshot()
-            dirty, node_rows = apply_update(snap, upd, infos)
-            if upd.replace:
-                # the cluster's whole next state, newer than any staged one still open: that
-                # one could only commit an older state over it, and meanwhile keeps the
-                # cluster refused
-                self.staged.clear()
-                self._swap_in(snap)
-            nodes_changed = bool(upd.upsert_nodes or upd.remove_nodes)
-            for b in self.batches.values():
-                b.on_snapshot_change(dirty, node_rows, nodes_changed)
-            return UpdateResult(snap.generation, snap.num_nodes, len(snap.pods), self.engine.epoch)
+            try:
+                res = self._apply(upd, infos)
+            except MemoryError:
+                # a replace builds its snapshot aside and swaps it in last: until the swap
+                # the old one is whole; a patch changes the live one in place
+                if not upd.replace or self.snapshot is not snap:
+                    self._damage("an update")
+                raise
+            self.damaged = ""  # a replace that went through: whole again
+            return res
+
+    def _apply(self, upd: SnapshotUpdate, infos: dict[str, PodInfo]) -> UpdateResult:
+        """The validated update's changes (the lock held): nothing here may fail on input."""
+        snap = Snapshot() if upd.replace else self.snapshot
+        dirty, node_rows = apply_update(snap, upd, infos)
+        if upd.replace:
+            # the cluster's whole next state, newer than any staged one still open: that one
+            # could only commit an older state over it, and meanwhile keeps the cluster refused
+            self.staged.clear()
+            self._swap_in(snap)
+        nodes_changed = bool(upd.upsert_nodes or upd.remove_nodes)
+        for b in self.batches.values():
+            b.on_snapshot_change(dirty, node_rows, nodes_changed)
+        return UpdateResult(snap.generation, snap.num_nodes, len(snap.pods), self.engine.epoch)
 
     def _swap_in(self, snap: Snapshot) -> None:
         """A replaced snapshot takes the live one's place (the caller tells the batches)."""
@@ -129,7 +157,11 @@ class Cluster:
         staged = self.staged.begin(upd) if upd.replace else self.staged.resume(upd)
         infos = validate_update(staged.snapshot, upd)
         check_update(staged.snapshot, upd, self.engine.max_nominated_pods)
-        apply_update(staged.snapshot, upd, infos)
+        try:
+            apply_update(staged.snapshot, upd, infos)
+        except MemoryError:
+            self.staged.clear()  # half a chunk: its client starts the staged replace again
+            raise
         self.staged.keep(staged)
         snap = staged.snapshot
         if not upd.commit:
@@ -139,6 +171,7 @@ class Cluster:
             )
         self.staged.clear()
         self._swap_in(snap)
+        self.damaged = ""  # a whole new state
         for b in self.batches.values():
             b.on_snapshot_change(None, set(), True)
         return UpdateResult(snap.generation, snap.num_nodes, len(snap.pods), self.engine.epoch)
@@ -163,11 +196,23 @@ class Cluster:
         maybe on different threads, keeps the lock from its first pod to its last, so that no
         other request's work lands inside it."""
         self.staged.refuse_if_open(self.name)
+        if self.damaged:
+            self._refuse_damaged()
         out: list[Placement] = []
-        for p in pods:
-            if should_continue is not None and not should_continue():
-                break
-            out.append(schedule_one(self, p, dry_run))
+        try:
+            for p in pods:
+                if should_continue is not None and not should_continue():
+                    break
+                out.append(schedule_one(self, p, dry_run))
+        except MemoryError:
+            # a pod's cycle may have stopped inside assume or a nomination; a dry run changes
+            # only batch state, which dropping every cached evaluation makes whole again
+            if dry_run:
+                for b in self.batches.values():
+                    b.on_snapshot_change(None)
+            else:
+                self._damage("a Schedule request")
+            raise
         return out, self.snapshot.generation
 
     # ---- explain --------------------------------------------------------------------------------
@@ -175,6 +220,8 @@ class Cluster:
         """Every node's verdict; consumes no cycle, assumes nothing, leaves batch state alone."""
         with self.lock:
             self.staged.refuse_if_open(self.name)
+            if self.damaged:
+                self._refuse_damaged()
             return explain(self, pod)
 
 

@@ -254,6 +254,17 @@ class ServerCollector(Collector):
             "Requests queued or running on the worker threads (--max-in-flight bounds them)."),
         "streams_open": (
             GaugeMetricFamily, "Open ScheduleStream calls (--max-streams bounds them)."),
+        "memory_budget_bytes": (
+            GaugeMetricFamily, "The server-wide budget of resident memory (--max-memory-mib; "
+            "0: none)."),
+        "memory_budget_address_space_bytes": (
+            GaugeMetricFamily, "The budget of address space, from RLIMIT_AS (0: none)."),
+        "memory_reserved_bytes": (
+            GaugeMetricFamily, "Estimated growth of requests admitted near the budget and "
+            "not finished."),
+        "memory_refusals": (
+            CounterMetricFamily, "Requests refused with RESOURCE_EXHAUSTED by the memory "
+            "budget."),
     }
 
     def __init__(self, counts: Callable[[], Mapping[str, int]]) -> None:

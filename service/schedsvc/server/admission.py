@@ -1,7 +1,8 @@
 """Admission control: bounded work in flight, bounded streams, and malformed bytes refused.
 
-A cluster schedules one batch at a time (its lock), so requests beyond the one running wait in
-line, each holding its decoded pods in memory. Counting queued + running requests per cluster
+A cluster runs one request at a time (its lock: Schedule, UpdateSnapshot, Explain), so
+requests beyond the one running wait in line, each holding its decoded message in memory and,
+once handed to the executor, a worker thread. Counting queued + running requests per cluster
 and in total, and refusing the excess with RESOURCE_EXHAUSTED (and a retry delay) keeps that
 line, and the memory behind it, bounded, and tells a client to back off instead of piling up
 behind a slow cluster. Different clusters have separate counters, so one busy cluster never
@@ -60,7 +61,7 @@ class Admission:
             n = self._in_flight.get(cluster, 0)
             if 0 < self.max_per_cluster <= n:
                 raise ResourceExhausted(
-                    f"cluster {cluster!r} has {n} schedule requests in flight "
+                    f"cluster {cluster!r} has {n} requests queued or running "
                     f"(limit {self.max_per_cluster}, --max-queue-per-cluster): retry later",
                     self.retry_after_seconds,
                 )

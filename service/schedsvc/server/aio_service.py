@@ -32,6 +32,7 @@ from ..v1 import schedule_pb2 as pb
 from ..v1 import schedule_pb2_grpc as pb_grpc
 from .admission import StreamAdmission
 from .decode import LARGE_REQUEST
+from .gate import gated, need_of
 from .inline import InlinePolicy
 from .schedule_call import OutOfSlice, ScheduleCall
 from .servicer import ScheduleServicer
@@ -153,6 +154,7 @@ class AsyncScheduleServicer(pb_grpc.ScheduleServiceServicer):
             "loop_slice_rests": self.inline.rests,
             "requests_in_flight": self._in_flight,
             "streams_open": self.streams.open_streams(),
+            **self.sync.memory.counts(),
         }
 
     def _done_on_loop(self) -> None:
@@ -161,13 +163,19 @@ class AsyncScheduleServicer(pb_grpc.ScheduleServiceServicer):
     async def _run(
         self, context: AioContext, done: _Done,
         fn: Callable[[Any, Any], T], request: Any,
+        cancelled: Callable[[], None] | None = None,
     ) -> T:
-        """fn(request, call context) on the executor, if the in-flight bound allows."""
+        """fn(request, call context) on the executor, if the in-flight bound allows; when it
+        does not or fn never starts, `cancelled` runs."""
         if 0 < self.max_in_flight <= self._in_flight:
+            if cancelled is not None:
+                cancelled()
             await _abort(context, ResourceExhausted(
                 f"the server has {self._in_flight} requests in flight (limit "
                 f"{self.max_in_flight}, --max-in-flight): retry later", 0.5))
-        return await self._submit(context, fn, request, _CallContext(context, done))
+        return await self._submit(
+            context, fn, request, _CallContext(context, done), cancelled=cancelled
+        )
 
     async def _submit(
         self, context: AioContext, fn: Callable[..., T], *args: Any,
@@ -296,10 +304,33 @@ class AsyncScheduleServicer(pb_grpc.ScheduleServiceServicer):
         finally:
             done.set()
 
+    async def _per_cluster(
+        self, fn: Callable[[Any, Any], T], request: Any, context: AioContext, what: str
+    ) -> T:
+        """A unary request that takes its cluster's lock: admitted per cluster here on the
+        loop, so a refused one never takes a thread; then run through gate.gated."""
+        sync = self.sync
+        try:
+            name = sync.cluster_name(request.cluster)
+            sync.admission.enter(name)
+        except SchedsvcError as exc:
+            await _abort(context, exc)
+        work = gated(fn, sync.admission, name, sync.memory, what,
+                     need_of(sync.engine, name, request))
+        done = self._watch(context)
+        try:
+            return await self._run(
+                context, done, work, request, cancelled=lambda: sync.admission.leave(name)
+            )
+        finally:
+            done.set()
+
     async def UpdateSnapshot(  # noqa: N802 - gRPC method name
         self, request: pb.UpdateSnapshotRequest, context: AioContext
     ) -> pb.UpdateSnapshotResponse:
-        return await self._unary(self.sync.UpdateSnapshot, request, context)
+        return await self._per_cluster(
+            self.sync.UpdateSnapshot, request, context, "this UpdateSnapshot"
+        )
 
     async def Schedule(  # noqa: N802
         self, request: pb.ScheduleRequest, context: AioContext
@@ -315,7 +346,7 @@ class AsyncScheduleServicer(pb_grpc.ScheduleServiceServicer):
     async def Explain(  # noqa: N802
         self, request: pb.ExplainRequest, context: AioContext
     ) -> pb.ExplainResponse:
-        return await self._unary(self.sync.Explain, request, context)
+        return await self._per_cluster(self.sync.Explain, request, context, "this Explain")
 
     async def DeleteCluster(  # noqa: N802
         self, request: pb.DeleteClusterRequest, context: AioContext

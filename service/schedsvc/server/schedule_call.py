@@ -23,6 +23,7 @@ from ..model import Outcome
 from ..v1 import schedule_pb2 as pb
 from .cache import request_scope
 from .convert import CostlyPod
+from .memory import estimate
 
 if TYPE_CHECKING:
     from .servicer import ScheduleServicer
@@ -139,7 +140,12 @@ class ScheduleCall:
         self._admission = servicer.admission
         self._name = name
         self._admission.enter(name)
+        self._memory = servicer.memory
+        self._reserved = 0
         try:
+            if past_slice is not None and not self._memory.roomy():
+                raise OutOfSlice  # near the memory budget its size is computed: not on the loop
+            self._reserved = self._memory.admit("this Schedule request", lambda: estimate(request))
             pod_from_pb = servicer.converter.pod_from_pb
             with request_scope():  # an OutOfSlice drops what the scope cached
                 if past_slice is None:
@@ -161,6 +167,7 @@ class ScheduleCall:
                     )
                 seen.add(p.uid)
         except BaseException:
+            self._memory.release(self._reserved)
             self._admission.leave(name)
             raise
         self.request = request
@@ -236,6 +243,7 @@ class ScheduleCall:
         self._release()
         if not self._closed:
             self._closed = True
+            self._memory.release(self._reserved)
             self._admission.leave(self._name)
 
     def response(self) -> pb.ScheduleResponse | None:

@@ -18,6 +18,7 @@ from .cache import request_scope
 from .convert import Converter
 from .convert_preemption import pdb_key
 from .counts import DEFAULT_MAX_ITEMS
+from .memory import MemoryBudget, MemoryLimits
 from .schedule_call import NOT_ATTEMPTED, ScheduleCall
 from .status import mapped_errors
 
@@ -38,7 +39,8 @@ class Limits:
     max_cluster_name: int = 253
     # entries in any repeated or map field inside a pod, node or namespace (server/counts.py)
     max_items_per_field: int = DEFAULT_MAX_ITEMS
-    # Schedule requests queued or running per cluster; more is RESOURCE_EXHAUSTED (0 = no bound)
+    # requests queued or running per cluster (Schedule, UpdateSnapshot, Explain: all that take
+    # its lock); more is RESOURCE_EXHAUSTED (0 = no bound)
     max_queue_per_cluster: int = 8
     # open ScheduleStream calls in total and per cluster; more is RESOURCE_EXHAUSTED (0 = none)
     max_streams: int = 1024
@@ -98,10 +100,14 @@ def explanation_to_pb(e: Explanation) -> pb.ExplainResponse:
 
 
 class ScheduleServicer(pb_grpc.ScheduleServiceServicer):
-    def __init__(self, engine: Engine, limits: Limits | None = None) -> None:
+    def __init__(
+        self, engine: Engine, limits: Limits | None = None, memory: MemoryBudget | None = None
+    ) -> None:
+        """`memory`: the server-wide budget (memory.py); none by default."""
         self.engine = engine
         self.limits = limits or Limits()
         self.admission = Admission(self.limits.max_queue_per_cluster)
+        self.memory = memory or MemoryBudget(MemoryLimits())
         self.converter = Converter(self.limits.max_items_per_field)
         self.clock: Callable[[], float] = time.monotonic  # tests move time by hand
 
