@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 GEN := service/schedsvc/v1
 PROTOS := $(wildcard protos/schedsvc/v1/*.proto)
 
-.PHONY: run test gen lint typecheck bench conformance clean
+.PHONY: run test gen lint typecheck bench conformance clean oracle oracle-test
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
@@ -42,6 +42,19 @@ bench: gen
 
 conformance: gen
 	$(BIN)/python -m tools.conformance
+
+# tools/kube-oracle: the real kube-scheduler v1.37.2 as an oracle (Go; see its README).
+# Its go.mod says go 1.26.0, which the machine's go1.26.8 builds (GOTOOLCHAIN=local). Should a
+# later kube need a newer Go, `make oracle ORACLE_GOTOOLCHAIN=go1.27.3` fetches the approved one.
+ORACLE_GOTOOLCHAIN ?= local
+# kube stamps its version with -ldflags; NodeDeclaredFeatures reads it (component-base version.Get).
+ORACLE_LDFLAGS := -X k8s.io/component-base/version.gitVersion=v1.37.2 \
+	-X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=37
+oracle:
+	cd tools/kube-oracle && GOTOOLCHAIN=$(ORACLE_GOTOOLCHAIN) go build -ldflags "$(ORACLE_LDFLAGS)" -o bin/kube-oracle .
+
+oracle-test:
+	cd tools/kube-oracle && GOTOOLCHAIN=$(ORACLE_GOTOOLCHAIN) go vet ./... && GOTOOLCHAIN=$(ORACLE_GOTOOLCHAIN) go test ./...
 
 clean:
 	rm -rf $(VENV) $(GEN)

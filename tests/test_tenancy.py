@@ -7,6 +7,7 @@ per-cluster metric series are capped.
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import grpc
@@ -74,38 +75,143 @@ def test_max_clusters_and_delete_cluster(servers: Servers) -> None:
     assert err.code() == grpc.StatusCode.INVALID_ARGUMENT and _violation(err) == "cluster"
 
 
-@pytest.mark.parametrize("field", [
-    "upsert_nodes", "remove_nodes", "upsert_pods", "remove_pods", "upsert_namespaces",
-])
+def _repeated_request_fields() -> list[str]:
+    """Every repeated field of every request message, read from the service descriptor, so a
+    field added to the proto is a case here (and fails until it has a limit)."""
+    service = pb.DESCRIPTOR.services_by_name["ScheduleService"]
+    inputs = {m.input_type.name: m.input_type for m in service.methods}
+    return sorted(
+        f"{name}.{fd.name}" for name, msg in inputs.items() for fd in msg.fields if fd.is_repeated
+    )
+
+
+def _pdb(name: str) -> pb.PodDisruptionBudget:
+    return pb.PodDisruptionBudget(name=name, selector=pb.LabelSelector(match_labels={"a": "b"}))
+
+
+# four of each (one above the limit of 3 set below); the request holds them in field `field`
+_FOUR: dict[str, Any] = {
+    "UpdateSnapshotRequest.upsert_nodes": [pb_node(f"m{i}") for i in range(4)],
+    "UpdateSnapshotRequest.remove_nodes": [f"m{i}" for i in range(4)],
+    "UpdateSnapshotRequest.upsert_pods": [pb_pod(f"p{i}", node_name="n0") for i in range(4)],
+    "UpdateSnapshotRequest.remove_pods": [f"p{i}" for i in range(4)],
+    "UpdateSnapshotRequest.upsert_namespaces": [pb.Namespace(name=f"ns{i}") for i in range(4)],
+    "UpdateSnapshotRequest.upsert_pod_disruption_budgets": [_pdb(f"b{i}") for i in range(4)],
+    "UpdateSnapshotRequest.remove_pod_disruption_budgets": [f"default/b{i}" for i in range(4)],
+    "ScheduleRequest.pods": [pb_pod(f"s{i}") for i in range(4)],
+}
+
+
+@pytest.mark.parametrize("field", _repeated_request_fields())
 def test_every_repeated_request_field_has_a_count_limit(servers: Servers, field: str) -> None:
-    server, stub, _ = servers.start(limits=Limits(
-        max_nodes_per_update=3, max_pods_per_update=3, max_namespaces_per_update=3))
+    assert field in _FOUR, f"{field} is a repeated request field with no count limit tested"
+    # every per-request count limit at 3
+    server, stub, _ = servers.start(limits=Limits(**{
+        f.name: 3 for f in dataclasses.fields(Limits)
+        if f.name.endswith(("_per_update", "_per_request"))}))
     stub.UpdateSnapshot(pb.UpdateSnapshotRequest(upsert_nodes=[pb_node("n0")]), timeout=WAIT)
-    items: dict[str, list[Any]] = {
-        "upsert_nodes": [pb_node(f"m{i}") for i in range(4)],
-        "remove_nodes": [f"m{i}" for i in range(4)],
-        "upsert_pods": [pb_pod(f"p{i}", node_name="n0") for i in range(4)],
-        "remove_pods": [f"p{i}" for i in range(4)],
-        "upsert_namespaces": [pb.Namespace(name=f"ns{i}") for i in range(4)],
-    }
-    req = pb.UpdateSnapshotRequest(**{field: items[field]})
-    err = _refused(stub.UpdateSnapshot, req)
+    request, name = field.split(".")
+    rpc = {"UpdateSnapshotRequest": stub.UpdateSnapshot, "ScheduleRequest": stub.Schedule}
+    build = getattr(pb, request)
+    err = _refused(rpc[request], build(**{name: _FOUR[field]}))
     assert err.code() == grpc.StatusCode.INVALID_ARGUMENT
-    assert _violation(err) == field
+    assert _violation(err) == name
+    assert server.engine.cluster("default").snapshot.pdbs == {}  # nothing half-applied
     # three are fine
-    stub.UpdateSnapshot(pb.UpdateSnapshotRequest(**{field: items[field][:3]}), timeout=WAIT)
+    rpc[request](build(**{name: _FOUR[field][:3]}), timeout=WAIT)
 
 
-def test_lists_inside_objects_have_a_count_limit(servers: Servers) -> None:
-    _, stub, _ = servers.start(limits=Limits(max_items_per_field=4))
-    pod = pb_pod("p")
-    pod.tolerations.extend(pb.Toleration(key=f"k{i}", operator="Exists") for i in range(5))
-    err = _refused(stub.Schedule, pb.ScheduleRequest(pods=[pod], dry_run=True))
-    assert _violation(err) == "pods[0].tolerations"
-    node = pb_node("n0")
-    node.images.add(names=[f"img:{i}" for i in range(5)], size_bytes=1)
-    err = _refused(stub.UpdateSnapshot, pb.UpdateSnapshotRequest(upsert_nodes=[node]))
-    assert _violation(err) == "upsert_nodes[0].images[0].names"
+# the objects a request carries, each valid as far as the checks before the count limit go
+_OBJECTS: list[tuple[str, str, Any]] = [
+    ("UpdateSnapshotRequest", "upsert_nodes", pb_node("n1")),
+    ("UpdateSnapshotRequest", "upsert_pods", pb_pod("p", node_name="n0")),
+    ("UpdateSnapshotRequest", "upsert_namespaces", pb.Namespace(name="ns")),
+    ("UpdateSnapshotRequest", "upsert_pod_disruption_budgets", _pdb("b")),
+    ("ScheduleRequest", "pods", pb_pod("p")),
+    ("ExplainRequest", "pod", pb_pod("p")),
+]
+
+
+def _object_fields() -> list[str]:
+    """Every message-typed field of every request message, from the descriptor."""
+    service = pb.DESCRIPTOR.services_by_name["ScheduleService"]
+    return sorted({
+        f"{m.input_type.name}.{fd.name}" for m in service.methods
+        for fd in m.input_type.fields if fd.message_type is not None
+    })
+
+
+def _list_paths(desc: Any, seen: tuple[str, ...] = ()) -> list[tuple[Any, ...]]:
+    """Every repeated or map field reachable inside message type `desc`, as a chain of field
+    descriptors (singular sub-messages and the first entry of repeated ones on the way)."""
+    out: list[tuple[Any, ...]] = []
+    for fd in desc.fields:
+        sub = fd.message_type
+        if fd.is_repeated:
+            out.append((fd,))
+        is_map = sub is not None and sub.GetOptions().map_entry
+        if sub is not None and not is_map and sub.full_name not in seen:
+            out.extend((fd, *rest) for rest in _list_paths(sub, (*seen, sub.full_name)))
+    return out
+
+
+def _fill(obj: Any, path: tuple[Any, ...], n: int) -> str:
+    """Put `n` entries into the list at `path` inside `obj`; the field path check_counts names."""
+    fd, rest = path[0], path[1:]
+    if rest:
+        if fd.is_repeated:
+            entries = getattr(obj, fd.name)
+            first = entries[0] if len(entries) else entries.add()
+            return f".{fd.name}[0]" + _fill(first, rest, n)
+        return f".{fd.name}" + _fill(getattr(obj, fd.name), rest, n)
+    obj.ClearField(fd.name)  # the sample's own entries, if any, make way
+    field = getattr(obj, fd.name)
+    sub = fd.message_type
+    if sub is not None and sub.GetOptions().map_entry:
+        value = sub.fields_by_name["value"]
+        for i in range(n):
+            if value.message_type is None:
+                field[f"k{i}"] = "1" if value.type == value.TYPE_STRING else 1
+            else:
+                field[f"k{i}"].SetInParent()
+    elif sub is not None:
+        for _ in range(n):
+            field.add()
+    else:
+        field.extend([f"v{i}" if fd.type == fd.TYPE_STRING else i for i in range(n)])
+    return f".{fd.name}"
+
+
+def test_every_object_field_of_a_request_is_covered() -> None:
+    assert sorted(f"{r}.{f}" for r, f, _ in _OBJECTS) == _object_fields()
+
+
+@pytest.mark.parametrize("request_name,field,sample", _OBJECTS, ids=[
+    f"{r}.{f}" for r, f, _ in _OBJECTS])
+def test_lists_inside_objects_have_a_count_limit(
+    servers: Servers, request_name: str, field: str, sample: Any
+) -> None:
+    """Every repeated or map field at any depth of every object a request carries (walked
+    from the descriptor) is refused with one entry more than --max-items-per-field, naming
+    the field, and the cluster is unchanged."""
+    server, stub, _ = servers.start(limits=Limits(max_items_per_field=4))
+    stub.UpdateSnapshot(pb.UpdateSnapshotRequest(upsert_nodes=[pb_node("n0")]), timeout=WAIT)
+    rpc = {"UpdateSnapshotRequest": stub.UpdateSnapshot, "ScheduleRequest": stub.Schedule,
+           "ExplainRequest": stub.Explain}[request_name]
+    repeated = getattr(pb, request_name).DESCRIPTOR.fields_by_name[field].is_repeated
+    paths = _list_paths(sample.DESCRIPTOR)
+    assert paths
+    before = server.engine.cluster("default").snapshot.generation
+    for path in paths:
+        obj = type(sample)()
+        obj.CopyFrom(sample)
+        where = f"{field}[0]" if repeated else field
+        where += _fill(obj, path, 5)
+        req = getattr(pb, request_name)(**{field: [obj] if repeated else obj})
+        err = _refused(rpc, req)
+        assert err.code() == grpc.StatusCode.INVALID_ARGUMENT, where
+        assert _violation(err) == where
+    assert server.engine.cluster("default").snapshot.generation == before
 
 
 @pytest.mark.parametrize("name,ok", [
@@ -147,6 +253,46 @@ def test_namespace_names_are_dns_labels(servers: Servers, name: str, ok: bool) -
     err = _refused(stub.UpdateSnapshot, req)
     assert err.code() == grpc.StatusCode.INVALID_ARGUMENT
     assert _violation(err) == "upsert_namespaces[0].name"
+
+
+_BIG = "N" * (1 << 20) + " not a name!"
+
+
+@pytest.mark.parametrize("budget,remove,where", [
+    (pb.PodDisruptionBudget(name=_BIG), "", "upsert_pod_disruption_budgets[0].name"),
+    (pb.PodDisruptionBudget(name="Budget"), "", "upsert_pod_disruption_budgets[0].name"),
+    (pb.PodDisruptionBudget(name="b" * 254), "", "upsert_pod_disruption_budgets[0].name"),
+    (pb.PodDisruptionBudget(name="b", namespace="a.b"), "",
+     "upsert_pod_disruption_budgets[0].namespace"),
+    (pb.PodDisruptionBudget(name="b", namespace=_BIG), "",
+     "upsert_pod_disruption_budgets[0].namespace"),
+    (pb.PodDisruptionBudget(name="b", disrupted_pods=["ok", "p" * 254]), "",
+     "upsert_pod_disruption_budgets[0].disrupted_pods[1]"),
+    (None, "default/" + _BIG, "remove_pod_disruption_budgets[0]"),
+    (None, "Default/b", "remove_pod_disruption_budgets[0]"),
+], ids=["1 MiB name", "upper case", "254 characters", "namespace with a dot",
+        "1 MiB namespace", "disrupted pod name too long", "1 MiB removal", "bad removal"])
+def test_pdb_names_are_kube_names(
+    servers: Servers, budget: pb.PodDisruptionBudget | None, remove: str, where: str
+) -> None:
+    """A budget is named as kube names it, and a bad one changes nothing, not even the node
+    upserted before it in the same request; the error never echoes a huge value back."""
+    server, stub, _ = servers.start()
+    req = pb.UpdateSnapshotRequest(
+        upsert_nodes=[pb_node("n0")],
+        upsert_pod_disruption_budgets=[budget] if budget is not None else [],
+        remove_pod_disruption_budgets=[remove] if remove else [])
+    err = _refused(stub.UpdateSnapshot, req)
+    assert err.code() == grpc.StatusCode.INVALID_ARGUMENT
+    assert _violation(err) == where
+    assert len(err.details() or "") < 1000
+    assert server.engine.find("default") is None  # not even created
+    # the longest names kube allows are fine
+    ok = pb.PodDisruptionBudget(name="b" * 253, namespace="n" * 63, disrupted_pods=["p" * 253])
+    stub.UpdateSnapshot(pb.UpdateSnapshotRequest(upsert_pod_disruption_budgets=[ok]),
+                        timeout=WAIT)
+    stub.UpdateSnapshot(pb.UpdateSnapshotRequest(
+        remove_pod_disruption_budgets=["n" * 63 + "/" + "b" * 253]), timeout=WAIT)
 
 
 def test_per_cluster_metric_series_are_capped() -> None:

@@ -7,6 +7,13 @@ or refuses a patch with FAILED_PRECONDITION, it replays that state with `replace
 the request again. That is safe because Schedule is idempotent per pod uid: a pod already placed
 comes back "already placed" and is never assumed twice.
 
+A replay that needs more than one message is a staged replace (UpdateSnapshotRequest.stage):
+the server builds it aside and swaps it in at its commit, refusing Schedule on the cluster
+meanwhile, so no thread of this client is ever placed against nodes without their pods. A
+placement answered from a state that a replace has since superseded (made before the replay
+committed, or by the server incarnation before a restart) is not trusted: its pods are sent
+again.
+
 One client instance owns one cluster's state: two instances replaying the same cluster would
 overwrite each other's snapshot.
 """
@@ -118,6 +125,24 @@ class _State:
             self.pdbs[f"{b.namespace or 'default'}/{b.name}"] = b
 
 
+def _replay_chunks(state: _State, chunk: int) -> list[pb.UpdateSnapshotRequest]:
+    """`state` as requests of at most `chunk` objects each, in the order the server needs them
+    (a pod's node before the pod); always at least one request."""
+    items: list[tuple[str, Any]] = [
+        *(("upsert_namespaces", ns) for ns in state.namespaces.values()),
+        *(("upsert_pod_disruption_budgets", b) for b in state.pdbs.values()),
+        *(("upsert_nodes", n) for n in state.nodes.values()),
+        *(("upsert_pods", p) for p in state.pods.values()),
+    ]
+    out = []
+    for i in range(0, max(1, len(items)), max(1, chunk)):
+        req = pb.UpdateSnapshotRequest()
+        for fname, obj in items[i: i + chunk]:
+            getattr(req, fname).append(obj)
+        out.append(req)
+    return out
+
+
 class SchedClient:
     """Typed, retrying, resyncing access to one cluster of a schedsvc server. Thread-safe."""
 
@@ -146,6 +171,9 @@ class SchedClient:
         self._state = _State()
         self._lock = threading.RLock()  # guards _state and _epoch; held across a replay
         self._epoch = ""  # the server incarnation our state lives in ("" = not known yet)
+        # (epoch, generation) of the last replace we made: an answer of that epoch with a lower
+        # generation came from the state it replaced, whose placements are gone
+        self._floor: tuple[str, int] = ("", 0)
         self.resyncs = 0  # how many times the state was replayed (for callers and tests)
 
     # ---- lifecycle ------------------------------------------------------------------------
@@ -232,6 +260,8 @@ class SchedClient:
                 resp = self._replay(desired, deadline, timeout)
             self._state = desired
             self._epoch = resp.epoch
+            if replace:
+                self._floor = (resp.epoch, resp.generation)
             return resp
 
     def resync(self, timeout: float | None = None) -> pb.UpdateSnapshotResponse:
@@ -261,41 +291,62 @@ class SchedClient:
                 restarts += 1
                 continue
             self._epoch = resp.epoch
+            self._floor = (resp.epoch, resp.generation)
             self.resyncs += 1
             return resp
 
     def _replay_once(
         self, state: _State, deadline: float, timeout: float | None
     ) -> pb.UpdateSnapshotResponse:
-        chunk = self.retry.replay_chunk
-        nodes, pods = list(state.nodes.values()), list(state.pods.values())
-        first = pb.UpdateSnapshotRequest(
-            cluster=self.cluster, replace=True, upsert_nodes=nodes[:chunk],
-            upsert_namespaces=list(state.namespaces.values()),
-            upsert_pod_disruption_budgets=list(state.pdbs.values()),
-        )
-        resp: pb.UpdateSnapshotResponse = self._call(
-            self._stub.UpdateSnapshot, first, deadline, timeout
-        )
-        rest = [pb.UpdateSnapshotRequest(upsert_nodes=nodes[i: i + chunk])
-                for i in range(chunk, len(nodes), chunk)]
-        rest += [pb.UpdateSnapshotRequest(upsert_pods=pods[i: i + chunk])
-                 for i in range(0, len(pods), chunk)]
-        for req in rest:
+        """One replay: a plain replace when it fits one message, else a staged replace whose
+        chunks (namespaces and budgets, then nodes, then their pods) the server swaps in at
+        once. A restart or a lost staged state mid-way fails a chunk (FAILED_PRECONDITION),
+        never silently."""
+        chunks = _replay_chunks(state, self.retry.replay_chunk)
+        staged = len(chunks) > 1
+        resp: pb.UpdateSnapshotResponse | None = None
+        for k, req in enumerate(chunks):
             req.cluster = self.cluster
-            req.expected_epoch = resp.epoch  # a restart mid-replay fails here, not silently
+            if resp is None:
+                req.replace = True
+            else:
+                req.expected_epoch = resp.epoch
+                req.staged_replace = resp.staged_replace
+            if staged:
+                req.stage = True
+                req.commit = k == len(chunks) - 1
             resp = self._call(self._stub.UpdateSnapshot, req, deadline, timeout)
+        assert resp is not None  # there is always a first chunk
         return resp
 
-    def _resync_if(self, seen_epoch: str, deadline: float, timeout: float | None) -> None:
-        """Replay unless another thread already did for this server incarnation."""
+    def _resync_if(
+        self, seen_epoch: str, seen_resyncs: int, deadline: float, timeout: float | None,
+        seen_floor: tuple[str, int] | None = None,
+    ) -> None:
+        """Replay unless another thread already did (or, given `seen_floor`, unless any
+        replace of ours was made) since the failed call was sent."""
         with self._lock:
-            if self._epoch == seen_epoch:
+            if self._epoch == seen_epoch and self.resyncs == seen_resyncs and (
+                seen_floor is None or self._floor == seen_floor
+            ):
                 self._replay(self._state, deadline, timeout)
 
-    def _record(self, pods: Sequence[pb.Pod], placements: Sequence[pb.Placement]) -> None:
-        """Remember placed pods as bound, so a replay after a restart puts them back."""
+    def _superseded(self, resp: pb.ScheduleResponse) -> bool:
+        """Whether `resp` came from a state that is gone: another server incarnation than the
+        one our state lives in, or the state before our last replace (call under the lock)."""
+        if self._epoch and resp.epoch != self._epoch:
+            return True
+        return resp.epoch == self._floor[0] and resp.generation < self._floor[1]
+
+    def _record(
+        self, pods: Sequence[pb.Pod], placements: Sequence[pb.Placement],
+        resp: pb.ScheduleResponse,
+    ) -> bool:
+        """Remember placed pods as bound, so a replay after a restart puts them back; False
+        (nothing remembered) when the answer came from a superseded state: send them again."""
         with self._lock:
+            if self._superseded(resp):
+                return False
             for pod, pl in zip(pods, placements, strict=True):
                 if pl.outcome == pb.Placement.SCHEDULED and pl.node_name:
                     bound = pb.Pod()
@@ -303,6 +354,7 @@ class SchedClient:
                     bound.node_name = pl.node_name
                     bound.ClearField("nominated_node_name")
                     self._state.pods[pod.uid] = bound
+            return True
 
     # ---- scheduling ---------------------------------------------------------------------------
     def schedule(
@@ -319,14 +371,15 @@ class SchedClient:
         while todo:
             batch = [pods[i] for i in todo]
             req = pb.ScheduleRequest(cluster=self.cluster, pods=batch, dry_run=dry_run)
-            seen = self._epoch
+            seen, seen_resyncs, seen_floor = self._epoch, self.resyncs, self._floor
             try:
                 resp: pb.ScheduleResponse = self._call(self._stub.Schedule, req, deadline, timeout)
             except grpc.RpcError as err:
                 code = err.code()
                 if code == grpc.StatusCode.FAILED_PRECONDITION:
+                    # a restart noticed, or a replace (maybe our own replay) not yet committed
                     resyncs = self._count_resync(resyncs)
-                    self._resync_if(seen, deadline, timeout)
+                    self._resync_if(seen, seen_resyncs, deadline, timeout)
                     continue
                 if code == grpc.StatusCode.DEADLINE_EXCEEDED and time.monotonic() < deadline:
                     continue  # our per-attempt timeout: what was placed comes back on retry
@@ -334,7 +387,7 @@ class SchedClient:
             if seen and resp.epoch != seen:
                 # a restarted server answered from an empty or stale cluster: replay, resend
                 resyncs = self._count_resync(resyncs)
-                self._resync_if(seen, deadline, timeout)
+                self._resync_if(seen, seen_resyncs, deadline, timeout)
                 continue
             if not seen:
                 with self._lock:
@@ -343,8 +396,15 @@ class SchedClient:
                 (i, pl) for i, pl in zip(todo, resp.placements, strict=True)
                 if pl.outcome != pb.Placement.OUTCOME_UNSPECIFIED
             ]
-            if not dry_run:
-                self._record([pods[i] for i, _ in attempted], [pl for _, pl in attempted])
+            if not dry_run and not self._record(
+                [pods[i] for i, _ in attempted], [pl for _, pl in attempted], resp
+            ):
+                # placed on a state since replaced; or, when no replace of ours came since,
+                # below our floor all the same: the cluster was deleted and made afresh (its
+                # generations start again), so our state is gone from it: replay it
+                resyncs = self._count_resync(resyncs)
+                self._resync_if(seen, seen_resyncs, deadline, timeout, seen_floor)
+                continue
             for i, pl in attempted:
                 out[i] = pl
             todo = [i for i in todo if out[i] is None]
@@ -399,10 +459,10 @@ class SchedClient:
                         with self._lock:
                             self._epoch = seen = self._epoch or resp.epoch
                     placements = list(resp.placements)
-                    if any(p.outcome == pb.Placement.OUTCOME_UNSPECIFIED for p in placements):
+                    if any(
+                        p.outcome == pb.Placement.OUTCOME_UNSPECIFIED for p in placements
+                    ) or (not dry_run and not self._record(b, placements, resp)):
                         placements = self.schedule(b, dry_run=dry_run)
-                    elif not dry_run:
-                        self._record(b, placements)
                     yield placements
             except grpc.RpcError as err:
                 code = err.code()
@@ -423,9 +483,20 @@ class SchedClient:
                 return
 
     def explain(self, pod: pb.Pod, timeout: float | None = None) -> pb.ExplainResponse:
-        """Every node's verdict for `pod`; nothing assumed. Retried like schedule."""
+        """Every node's verdict for `pod`; nothing assumed. Retried like schedule; refused
+        while a staged replace is open (our replay), it is asked again once that is over."""
         req = pb.ExplainRequest(cluster=self.cluster, pod=pod)
-        resp: pb.ExplainResponse = self._call(
-            self._stub.Explain, req, self._deadline(), timeout
-        )
-        return resp
+        deadline = self._deadline()
+        for attempt in range(self.retry.max_resyncs + 1):
+            try:
+                resp: pb.ExplainResponse = self._call(self._stub.Explain, req, deadline, timeout)
+                return resp
+            except grpc.RpcError as err:
+                if err.code() != grpc.StatusCode.FAILED_PRECONDITION or (
+                    attempt == self.retry.max_resyncs or time.monotonic() >= deadline
+                ):
+                    raise
+                with self._lock:  # a replay of ours holds it until its commit
+                    pass
+                time.sleep(min(self.retry.max_backoff, 0.05 * 2**attempt))
+        raise AssertionError("unreachable")

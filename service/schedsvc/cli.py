@@ -12,6 +12,7 @@ from collections.abc import Sequence
 import grpc
 
 from .config import default_config, load_config
+from .engine.nomination_bound import DEFAULT_MAX_NOMINATED_PODS
 from .engine.scheduler import Engine
 from .errors import ConfigError
 from .observability.setup import setup_observability, tracing_requested
@@ -41,6 +42,19 @@ def parse_feature_gates(text: str) -> dict[str, bool]:
 
 def _env(name: str, default: str) -> str:
     return os.environ.get("SCHEDSVC_" + name, default)
+
+
+def _memory_mib(text: str) -> float | None:
+    """--max-memory-mib: "auto" (None: derived from the limits the process runs under) or MiB."""
+    if text.strip().lower() == "auto":
+        return None
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of MiB or 'auto': {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError("must be >= 0 (0: no budget) or 'auto'")
+    return value
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -96,24 +110,47 @@ def build_parser() -> argparse.ArgumentParser:
                    help="pods upserted by one UpdateSnapshot (default %(default)s)")
     s.add_argument("--max-queue-per-cluster", type=int,
                    default=int(_env("MAX_QUEUE_PER_CLUSTER", "8")),
-                   help="Schedule requests queued or running per cluster before "
-                   "RESOURCE_EXHAUSTED (0: unbounded; default %(default)s)")
+                   help="requests queued or running per cluster (Schedule, UpdateSnapshot, "
+                   "Explain) before RESOURCE_EXHAUSTED; each waiting one holds a worker "
+                   "thread, so keep it below --max-workers (0: unbounded; default "
+                   "%(default)s)")
     s.add_argument("--max-namespaces-per-update", type=int,
                    default=int(_env("MAX_NAMESPACES_PER_UPDATE", "100000")),
                    help="namespaces upserted by one UpdateSnapshot; remove_nodes and "
                    "remove_pods are bounded by the node and pod limits (default %(default)s)")
+    s.add_argument("--max-pdbs-per-update", type=int,
+                   default=int(_env("MAX_PDBS_PER_UPDATE", "100000")),
+                   help="PodDisruptionBudgets upserted, and removed, by one UpdateSnapshot; "
+                   "more is INVALID_ARGUMENT (default %(default)s)")
     s.add_argument("--max-items-per-field", type=int,
                    default=int(_env("MAX_ITEMS_PER_FIELD", str(DEFAULT_MAX_ITEMS))),
-                   help="entries in any list or map inside one pod, node or namespace "
+                   help="entries in any list or map inside one pod, node, namespace or "
+                   "PodDisruptionBudget "
                    "(containers, labels, images, ...; 0: unbounded; default %(default)s)")
     s.add_argument("--max-parked-mib", type=float, default=float(_env("MAX_PARKED_MIB", "256")),
                    help="memory for parked batch states (interrupted runs kept to resume) "
                    "over every cluster and profile; past it a profile evicts its own oldest, "
                    "then parks nothing (0: unbounded; default %(default)s)")
+    s.add_argument("--staged-replace-idle-seconds", type=float,
+                   default=float(_env("STAGED_REPLACE_IDLE_SECONDS", "60")),
+                   help="a staged replace (UpdateSnapshot stage/commit) with no chunk for this "
+                   "long is dropped and its cluster schedules again (default %(default)s)")
+    s.add_argument("--max-memory-mib", type=_memory_mib, default=_env("MAX_MEMORY_MIB", "auto"),
+                   help="server-wide memory budget: a request that would grow the process "
+                   "past it is RESOURCE_EXHAUSTED with a retry delay. auto: 80%% of the "
+                   "cgroup memory limit or physical memory (resident), and 80%% of RLIMIT_AS "
+                   "when set (address space); N: N MiB resident (RLIMIT_AS still bounds "
+                   "address space); 0: no budget (default %(default)s)")
     s.add_argument("--max-clusters", type=int, default=int(_env("MAX_CLUSTERS", "1000")),
                    help="clusters the server holds; an UpdateSnapshot naming one more is "
                    "RESOURCE_EXHAUSTED (DeleteCluster frees one; 0: unbounded; default "
                    "%(default)s)")
+    s.add_argument("--max-nominated-pods-per-cluster", type=int,
+                   default=int(_env("MAX_NOMINATED_PODS_PER_CLUSTER",
+                                    str(DEFAULT_MAX_NOMINATED_PODS))),
+                   help="pods one cluster holds nominated (sent so, or by preemption); an "
+                   "UpdateSnapshot beyond it is INVALID_ARGUMENT, a preemption beyond it "
+                   "nominates nothing and says so (0: unbounded; default %(default)s)")
     s.add_argument("--max-streams", type=int, default=int(_env("MAX_STREAMS", "1024")),
                    help="ScheduleStream calls open at once; more is RESOURCE_EXHAUSTED "
                    "(0: unbounded; default %(default)s)")
@@ -214,7 +251,9 @@ def serve(args: argparse.Namespace) -> int:
         batching_enabled=gates["OpportunisticBatching"],
         observer=obs.observer,
         max_clusters=args.max_clusters,
+        max_nominated_pods=args.max_nominated_pods_per_cluster,
         max_parked_bytes=int(args.max_parked_mib * (1 << 20)),
+        staged_idle_seconds=args.staged_replace_idle_seconds,
     )
     obs.attach(engine)
     if obs.metrics_port is not None:
@@ -225,12 +264,14 @@ def serve(args: argparse.Namespace) -> int:
         loop_slice_seconds=args.loop_slice_ms / 1000,
         max_message_bytes=args.max_message_bytes,
         grace_seconds=args.grace_seconds,
+        max_memory_mib=args.max_memory_mib,
         limits=Limits(
             max_pods_per_request=args.max_pods_per_request,
             max_nodes_per_update=args.max_nodes_per_update,
             max_pods_per_update=args.max_pods_per_update,
             max_queue_per_cluster=args.max_queue_per_cluster,
             max_namespaces_per_update=args.max_namespaces_per_update,
+            max_pdbs_per_update=args.max_pdbs_per_update,
             max_streams=args.max_streams,
             max_streams_per_cluster=args.max_streams_per_cluster,
             max_in_flight=args.max_in_flight,

@@ -376,13 +376,23 @@ class OpportunisticBatch:
         self._rescore_all = False
         self.observer.store_duration(self.profile, time.perf_counter() - started)
 
-    def store_unbatchable(self, cycle: int, row: int, name: str) -> None:
-        """A scored cycle whose results cannot serve the next pod (PreFilter narrowed it)."""
+    def store_unbatchable(
+        self, cycle: int, row: int, name: str,
+        reason: FlushReason = FlushReason.POD_NOT_BATCHABLE,
+    ) -> None:
+        """A scored cycle whose results cannot serve the next pod (PreFilter narrowed it, or
+        nominated pods counted for it: `reason`)."""
         if not self.enabled:
             return
         self._note_unused_hint(cycle)
         self._set_cycle(cycle, row, name, True)
-        self._flush(FlushReason.POD_NOT_BATCHABLE)
+        self._flush(reason)
+
+    def skipped(self, reason: FlushReason) -> None:
+        """A pod that asked no hint at all (`reason`: nominated pods count in its filters),
+        counted so that batching turned off by nominations shows in the metrics."""
+        if self.enabled:
+            self.observer.batch_skipped(self.profile, reason.value)
 
     def store_unscored(self, cycle: int, row: int, name: str) -> None:
         """One feasible node, placed without scoring: nothing sorted to keep (kube: empty_list)."""

@@ -25,6 +25,9 @@ class FlushReason(StrEnum):
     # ours: a node change left the visiting order other than "rows ascending, rotated", which
     # ScoreCache keys its rows by (a cache built under such an order is a WindowCache)
     VISITING_ORDER = "visiting_order"
+    # ours: nominated pods of the pod's priority or higher exist, which its filters count in a
+    # second pass the cached states do not model: its cycle neither uses nor keeps one
+    NOMINATED_PODS = "nominated_pods"
 
 
 class BatchAttempt(StrEnum):

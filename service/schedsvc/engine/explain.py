@@ -7,6 +7,7 @@ placing the pod.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -15,6 +16,7 @@ import numpy as np
 from ..framework.podinfo import pod_info
 from ..model import Pod
 from .filtering import find_nodes_that_fit, fit_error_message, prefilter_rejection
+from .nomination_bound import has_room, refused
 from .preemption import Candidate, preempt
 from .runtime_nominated import nominated_pods
 from .schedule_one import NO_NODES_AVAILABLE, prioritize_nodes
@@ -106,6 +108,10 @@ def explain(c: Cluster, pod: Pod) -> Explanation:
             snap, fw, cs, info, diag, fw.profile.preemption,
             None if cs.rejected is not None else nominated, None, all_candidates=True,
         )
+        bound = c.engine.max_nominated_pods
+        if post.nominated_node and not has_room(snap, info.uid, bound):
+            # as Schedule answers: no nomination beyond the bound (the candidates still show)
+            post = dataclasses.replace(refused(post, bound), candidates=post.candidates)
         if post.message:
             msg += " " + post.message
     return Explanation(

@@ -22,6 +22,12 @@ class Observer(Protocol):
 
     def batch_flush(self, profile: str, reason: str) -> None: ...
 
+    def batch_skipped(self, profile: str, reason: str) -> None:
+        """A pod asked no batching hint (reason nominated_pods: nominations count for it)."""
+
+    def nomination_refused(self, profile: str) -> None:
+        """Preemption found a node, but the cluster holds its limit of nominated pods."""
+
     def hint_duration(self, profile: str, hinted: bool, seconds: float) -> None: ...
 
     def store_duration(self, profile: str, seconds: float) -> None: ...
@@ -51,6 +57,12 @@ class NullObserver:
         pass
 
     def batch_flush(self, profile: str, reason: str) -> None:
+        pass
+
+    def batch_skipped(self, profile: str, reason: str) -> None:
+        pass
+
+    def nomination_refused(self, profile: str) -> None:
         pass
 
     def hint_duration(self, profile: str, hinted: bool, seconds: float) -> None:

@@ -18,7 +18,7 @@ from ..framework import Rows
 from ..framework.podinfo import PodInfo, pod_info
 from ..framework.snapshot import Snapshot
 from ..model import Outcome, Pod
-from .batch_types import NO_HINT
+from .batch_types import NO_HINT, FlushReason
 from .filtering import (
     Diagnosis,
     NominatedPods,
@@ -28,6 +28,7 @@ from .filtering import (
     num_feasible_nodes_to_find,
     prefilter_rejection,
 )
+from .nomination_bound import has_room, refused
 from .preemption import PreemptionResult, Victim, preempt
 from .runtime import CycleState, Framework, ScoreResult
 from .runtime_nominated import nominated_pods
@@ -130,6 +131,8 @@ def schedule_pod(c: Cluster, pod: Pod, dry_run: bool) -> Placement:
         pct = c.engine.config.percentage_of_nodes_to_score
     nominated = nominated_pods(fw, snap, info) if snap.nominated else None
     # nominated pods change feasibility through a second pass the cache does not model
+    if nominated is not None:
+        batch.skipped(FlushReason.NOMINATED_PODS)
     hint = (
         batch.get_node_hint(
             info, snap, cycle, c.rng, c.next_start_index,
@@ -219,7 +222,10 @@ def schedule_pod(c: Cluster, pod: Pod, dry_run: bool) -> Placement:
     else:
         # narrowed pods visit a rotation of their own; nominated pods counted for this pod
         # (by its priority) may not count for the next one: neither cycle serves a hint
-        batch.store_unbatchable(cycle, chosen, snap.node(chosen).name)
+        batch.store_unbatchable(
+            cycle, chosen, snap.node(chosen).name,
+            FlushReason.POD_NOT_BATCHABLE if nominated is None else FlushReason.NOMINATED_PODS,
+        )
     return place(
         c, pod, fw, cycle, chosen, best, fo.processed, len(feasible), dry_run, started, info
     )
@@ -286,12 +292,19 @@ def post_filter(
     """DefaultPreemption, when the profile runs it. Not dry_run: the pod is nominated to
     the chosen node, which the pods after it see through the two-pass filter (kube's
     nominator); the victims stay until the client removes them. An eligible pod with no
-    candidate loses an earlier nomination, as kube overrides it with none."""
+    candidate loses an earlier nomination, as kube overrides it with none. A nomination the
+    cluster has no room for (--max-nominated-pods-per-cluster) is not made, dry run or not:
+    no node, no victims, and the message says why."""
     args = fw.profile.preemption
     if args is None:
         return None
     snap = c.snapshot
     res = preempt(snap, fw, cs, info, diag, args, nominated, c.rng)
+    bound = c.engine.max_nominated_pods
+    if res.nominated_node and not has_room(snap, info.uid, bound):
+        if not dry_run:
+            c.engine.observer.nomination_refused(fw.name)
+        return refused(res, bound)  # the pod held no nomination (has_room): none to drop
     if dry_run or not res.eligible:
         return res
     if res.nominated_node:

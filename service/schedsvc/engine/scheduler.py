@@ -18,17 +18,19 @@ import numpy as np
 
 from ..config import SchedulerConfig
 from ..errors import FailedPrecondition, ResourceExhausted
-from ..framework.affinity_index import pod_has_pod_affinity
 from ..framework.podinfo import PodInfo
 from ..framework.snapshot import Snapshot
 from ..model import Namespace, Node, Pod, PodDisruptionBudget
 from ..plugins.registry import Registry, in_tree_registry
 from .batch import OpportunisticBatch
 from .explain import Explanation, explain
+from .nomination_bound import DEFAULT_MAX_NOMINATED_PODS, check_update
 from .observer import NULL_OBSERVER, Observer
 from .parked import DEFAULT_SERVER_PARKED_BYTES, ParkedBudget
 from .runtime import Framework
 from .schedule_one import Placement, schedule_one
+from .staged import STAGED_IDLE_SECONDS, StagedReplace
+from .update_apply import apply_update
 from .update_check import validate_update
 
 __all__ = [
@@ -51,6 +53,9 @@ class SnapshotUpdate:
     expected_epoch: str = ""
     upsert_pod_disruption_budgets: Sequence[PodDisruptionBudget] = ()
     remove_pod_disruption_budgets: Sequence[str] = ()  # "namespace/name"
+    stage: bool = False  # a chunk of a staged replace (staged.py)
+    staged_replace: str = ""  # the open staged replace a later chunk adds to
+    commit: bool = False  # the staged replace's last chunk: swap it in
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,15 +64,7 @@ class UpdateResult:
     nodes: int
     pods: int
     epoch: str
-
-
-def _holds_pod_terms(snap: Snapshot, node_name: str) -> bool:
-    """Whether a pod on the node has inter-pod (anti-)affinity. Such a pod's terms change other
-    pods' filters and scores on every node of a topology domain, not only on its own node."""
-    row = snap.index.get(node_name)
-    return row is not None and any(
-        pod_has_pod_affinity(rec.pod) for rec in snap.pods_on_row[row].values()
-    )
+    staged_replace: str = ""  # the open staged replace a chunk built ("" once committed)
 
 
 class Cluster:
@@ -88,11 +85,30 @@ class Cluster:
             )
             for n, fw in engine.frameworks.items()
         }
+        self.staged = StagedReplace(engine.staged_idle_seconds)
+        # why the state is no longer whole ("" while it is): an operation ran out of memory
+        # halfway through changing it. Nothing but a replace or DeleteCluster is served then,
+        # so no answer is ever computed from half an update
+        self.damaged = ""
+
+    def _damage(self, what: str) -> None:
+        self.damaged = f"{what} ran out of memory halfway through changing it"
+        for b in self.batches.values():
+            b.on_snapshot_change(None)  # cached evaluations may name the half-changed rows
+
+    def _refuse_damaged(self) -> None:
+        raise FailedPrecondition(
+            f"cluster {self.name!r} is incomplete: {self.damaged}; resend it whole "
+            "(UpdateSnapshot with replace=true) or delete it"
+        )
 
     # ---- snapshot updates -------------------------------------------------------------------
     def update(self, upd: SnapshotUpdate) -> UpdateResult:
         with self.lock:
+            self.staged.current()  # drops an idle staged replace (its snapshot's memory)
             snap = self.snapshot
+            if self.damaged and not (upd.replace or upd.stage):
+                self._refuse_damaged()
             if upd.expected_epoch and upd.expected_epoch != self.engine.epoch:
                 raise FailedPrecondition(
                     f"epoch is {self.engine.epoch}, not {upd.expected_epoch}: resync"
@@ -101,68 +117,64 @@ class Cluster:
                 raise FailedPrecondition(
                     f"generation is {snap.generation}, not {upd.expected_generation}: resync"
                 )
+            if upd.stage:
+                return self._stage(upd)
             infos = validate_update(snap, upd)
-            # rows whose node or pods change: batch state re-evaluates just those (None: all)
-            dirty: set[int] | None = set()
-            node_rows: set[int] = set()
-            if upd.replace or upd.upsert_namespaces:
-                dirty = None
-            if upd.replace:
-                snap = Snapshot()
-            for name in upd.remove_nodes:
-                if dirty is not None and _holds_pod_terms(snap, name):
-                    dirty = None  # the pods it drops had terms reaching their whole domains
-                snap.remove_node(name)
-            for ns in upd.upsert_namespaces:
-                snap.upsert_namespace(ns)
-            # budgets only steer preemption: no filter or score reads them, batch state stays
-            for key in upd.remove_pod_disruption_budgets:
-                if snap.pdbs.pop(key, None) is not None:
-                    snap.generation += 1
-            for pdb in upd.upsert_pod_disruption_budgets:
-                snap.pdbs[pdb.key] = pdb
-                snap.generation += 1
-            for node in upd.upsert_nodes:
-                if dirty is not None and _holds_pod_terms(snap, node.name):
-                    dirty = None  # its labels place those terms' domains
-                snap.upsert_node(node)
-                if dirty is not None:
-                    dirty.add(snap.index[node.name])
-                    node_rows.add(snap.index[node.name])
-            for uid in upd.remove_pods:
-                rec = snap.remove_pod(uid)
-                if rec is not None and dirty is not None:
-                    if pod_has_pod_affinity(rec.pod):
-                        dirty = None  # its terms reach every node of their topology domains
-                    elif rec.node_name and rec.node_name in snap.index:
-                        dirty.add(snap.index[rec.node_name])
-                    elif not rec.node_name:
-                        dirty = None  # a nominated pod: other pods' filters may change
-            for pod in upd.upsert_pods:
-                if pod.uid in snap.nominated:
-                    dirty = None  # a nomination goes away: other pods' filters may change
-                old = snap.pods.get(pod.uid)
-                if pod_has_pod_affinity(pod) or (old is not None and pod_has_pod_affinity(old.pod)):
-                    dirty = None  # its terms reach every node of their topology domains
-                if old is not None and dirty is not None:
-                    dirty.add(snap.index[old.node_name])  # a pod that moves frees its old node
-                if pod.node_name:
-                    snap.add_pod(pod, pod.node_name, assumed=False, info=infos[pod.uid])
-                    if dirty is not None:
-                        dirty.add(snap.index[pod.node_name])
-                else:
-                    snap.add_nominated(pod, infos[pod.uid])
-                    dirty = None
-            if snap.compact():
-                dirty = None  # column numbers and value ids moved: cached states name old ones
-            if upd.replace:
-                snap.generation = self.snapshot.generation + 1
-                self.snapshot = snap
-                self.next_start_index = 0
-            nodes_changed = bool(upd.upsert_nodes or upd.remove_nodes)
-            for b in self.batches.values():
-                b.on_snapshot_change(dirty, node_rows, nodes_changed)
-            return UpdateResult(snap.generation, snap.num_nodes, len(snap.pods), self.engine.epoch)
+            check_update(snap, upd, self.engine.max_nominated_pods)
+            try:
+                res = self._apply(upd, infos)
+            except MemoryError:
+                # a replace builds its snapshot aside and swaps it in last: until the swap
+                # the old one is whole; a patch changes the live one in place
+                if not upd.replace or self.snapshot is not snap:
+                    self._damage("an update")
+                raise
+            self.damaged = ""  # a replace that went through: whole again
+            return res
+
+    def _apply(self, upd: SnapshotUpdate, infos: dict[str, PodInfo]) -> UpdateResult:
+        """The validated update's changes (the lock held): nothing here may fail on input."""
+        snap = Snapshot() if upd.replace else self.snapshot
+        dirty, node_rows = apply_update(snap, upd, infos)
+        if upd.replace:
+            # the cluster's whole next state, newer than any staged one still open: that one
+            # could only commit an older state over it, and meanwhile keeps the cluster refused
+            self.staged.clear()
+            self._swap_in(snap)
+        nodes_changed = bool(upd.upsert_nodes or upd.remove_nodes)
+        for b in self.batches.values():
+            b.on_snapshot_change(dirty, node_rows, nodes_changed)
+        return UpdateResult(snap.generation, snap.num_nodes, len(snap.pods), self.engine.epoch)
+
+    def _swap_in(self, snap: Snapshot) -> None:
+        """A replaced snapshot takes the live one's place (the caller tells the batches)."""
+        snap.generation = self.snapshot.generation + 1
+        self.snapshot = snap
+        self.next_start_index = 0
+
+    def _stage(self, upd: SnapshotUpdate) -> UpdateResult:
+        """A chunk of a staged replace: built aside, swapped in whole at its commit."""
+        staged = self.staged.begin(upd) if upd.replace else self.staged.resume(upd)
+        infos = validate_update(staged.snapshot, upd)
+        check_update(staged.snapshot, upd, self.engine.max_nominated_pods)
+        try:
+            apply_update(staged.snapshot, upd, infos)
+        except MemoryError:
+            self.staged.clear()  # half a chunk: its client starts the staged replace again
+            raise
+        self.staged.keep(staged)
+        snap = staged.snapshot
+        if not upd.commit:
+            return UpdateResult(
+                self.snapshot.generation, snap.num_nodes, len(snap.pods), self.engine.epoch,
+                staged.id,
+            )
+        self.staged.clear()
+        self._swap_in(snap)
+        self.damaged = ""  # a whole new state
+        for b in self.batches.values():
+            b.on_snapshot_change(None, set(), True)
+        return UpdateResult(snap.generation, snap.num_nodes, len(snap.pods), self.engine.epoch)
 
     # ---- scheduling ---------------------------------------------------------------------------
     def schedule(
@@ -183,17 +195,33 @@ class Cluster:
         """schedule() for a caller that already holds `lock`: a batch scheduled in slices,
         maybe on different threads, keeps the lock from its first pod to its last, so that no
         other request's work lands inside it."""
+        self.staged.refuse_if_open(self.name)
+        if self.damaged:
+            self._refuse_damaged()
         out: list[Placement] = []
-        for p in pods:
-            if should_continue is not None and not should_continue():
-                break
-            out.append(schedule_one(self, p, dry_run))
+        try:
+            for p in pods:
+                if should_continue is not None and not should_continue():
+                    break
+                out.append(schedule_one(self, p, dry_run))
+        except MemoryError:
+            # a pod's cycle may have stopped inside assume or a nomination; a dry run changes
+            # only batch state, which dropping every cached evaluation makes whole again
+            if dry_run:
+                for b in self.batches.values():
+                    b.on_snapshot_change(None)
+            else:
+                self._damage("a Schedule request")
+            raise
         return out, self.snapshot.generation
 
     # ---- explain --------------------------------------------------------------------------------
     def explain(self, pod: Pod) -> Explanation:
         """Every node's verdict; consumes no cycle, assumes nothing, leaves batch state alone."""
         with self.lock:
+            self.staged.refuse_if_open(self.name)
+            if self.damaged:
+                self._refuse_damaged()
             return explain(self, pod)
 
 
@@ -210,6 +238,8 @@ class Engine:
         observer: Observer = NULL_OBSERVER,
         max_clusters: int = 0,
         max_parked_bytes: int = DEFAULT_SERVER_PARKED_BYTES,
+        staged_idle_seconds: float = STAGED_IDLE_SECONDS,
+        max_nominated_pods: int = DEFAULT_MAX_NOMINATED_PODS,
     ) -> None:
         self.config = config
         self.seed = seed
@@ -229,6 +259,9 @@ class Engine:
         self._clusters: dict[str, Cluster] = {}
         self._lock = threading.Lock()
         self.max_clusters = max_clusters
+        self.staged_idle_seconds = staged_idle_seconds
+        # per cluster (engine/nomination_bound.py; 0: no bound)
+        self.max_nominated_pods = max_nominated_pods
 
     def cluster(self, name: str) -> Cluster:
         """The named cluster, created empty the first time a request that writes names it.

@@ -27,6 +27,14 @@ class FanoutObserver:
         for o in self.observers:
             o.batch_flush(profile, reason)
 
+    def batch_skipped(self, profile: str, reason: str) -> None:
+        for o in self.observers:
+            o.batch_skipped(profile, reason)
+
+    def nomination_refused(self, profile: str) -> None:
+        for o in self.observers:
+            o.nomination_refused(profile)
+
     def hint_duration(self, profile: str, hinted: bool, seconds: float) -> None:
         for o in self.observers:
             o.hint_duration(profile, hinted, seconds)

@@ -107,6 +107,20 @@ class PrometheusObserver:
             "Counts of cache flushes by reason.",
             ["profile", "reason"],
         )
+        # ours: pods that asked no hint, by reason (nominated_pods: nominations of their
+        # priority or higher count in their filters), and nominations refused by the bound
+        self.batch_skips = hot.counter(
+            "schedsvc_batch_skipped",
+            "Pods that asked no batching hint, by reason (nominated_pods: nominated pods of "
+            "their priority or higher exist).",
+            ["profile", "reason"],
+        )
+        self.nominations_refused = hot.counter(
+            "schedsvc_nominations_refused",
+            "Preemptions that found a node but nominated nothing: the cluster holds "
+            "--max-nominated-pods-per-cluster nominated pods.",
+            ["profile"],
+        )
         self.hint_hist = hot.histogram(
             "scheduler_get_node_hint_duration_seconds",
             "Latency for getting a node hint.",
@@ -130,6 +144,12 @@ class PrometheusObserver:
 
     def batch_flush(self, profile: str, reason: str) -> None:
         self.batch_flushes.inc((profile, reason))
+
+    def batch_skipped(self, profile: str, reason: str) -> None:
+        self.batch_skips.inc((profile, reason))
+
+    def nomination_refused(self, profile: str) -> None:
+        self.nominations_refused.inc((profile,))
 
     def hint_duration(self, profile: str, hinted: bool, seconds: float) -> None:
         self.hint_hist.observe(("hint" if hinted else "no_hint", profile), seconds)
@@ -191,12 +211,12 @@ class ClusterCollector(Collector):
             # list() copies the values in one C call, safe against a concurrent cycle
             records = list(snap.pods.values())
             assumed = sum(1 for r in records if r.assumed)
-            nominated = sum(1 for r in records if not r.node_name)
             counts = {
                 "nodes": snap.num_nodes,
-                "pods": len(records) - nominated,
+                "pods": len(records),  # bound and assumed: every record of snap.pods has a node
                 "assumed_pods": assumed,
-                "nominated_pods": nominated,
+                # pods only nominated live in their own table (snap.nominated)
+                "nominated_pods": len(snap.nominated),
             }
             for kind, n in counts.items():
                 if i < self.cluster_series:
@@ -234,6 +254,17 @@ class ServerCollector(Collector):
             "Requests queued or running on the worker threads (--max-in-flight bounds them)."),
         "streams_open": (
             GaugeMetricFamily, "Open ScheduleStream calls (--max-streams bounds them)."),
+        "memory_budget_bytes": (
+            GaugeMetricFamily, "The server-wide budget of resident memory (--max-memory-mib; "
+            "0: none)."),
+        "memory_budget_address_space_bytes": (
+            GaugeMetricFamily, "The budget of address space, from RLIMIT_AS (0: none)."),
+        "memory_reserved_bytes": (
+            GaugeMetricFamily, "Estimated growth of requests admitted near the budget and "
+            "not finished."),
+        "memory_refusals": (
+            CounterMetricFamily, "Requests refused with RESOURCE_EXHAUSTED by the memory "
+            "budget."),
     }
 
     def __init__(self, counts: Callable[[], Mapping[str, int]]) -> None:

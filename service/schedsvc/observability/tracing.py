@@ -111,6 +111,16 @@ class TracingObserver:
         if span is not None:
             span.add_event("batch_flush", {"reason": reason})
 
+    def batch_skipped(self, profile: str, reason: str) -> None:
+        span = self._local.span
+        if span is not None:
+            span.add_event("batch_skipped", {"reason": reason})
+
+    def nomination_refused(self, profile: str) -> None:
+        span = self._local.span
+        if span is not None:
+            span.add_event("nomination_refused", {})
+
     # metrics only ---------------------------------------------------------------------------
     def scheduled(self, profile: str, result: str, seconds: float) -> None:
         pass

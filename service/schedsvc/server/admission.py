@@ -1,7 +1,8 @@
 """Admission control: bounded work in flight, bounded streams, and malformed bytes refused.
 
-A cluster schedules one batch at a time (its lock), so requests beyond the one running wait in
-line, each holding its decoded pods in memory. Counting queued + running requests per cluster
+A cluster runs one request at a time (its lock: Schedule, UpdateSnapshot, Explain), so
+requests beyond the one running wait in line, each holding its decoded message in memory and,
+once handed to the executor, a worker thread. Counting queued + running requests per cluster
 and in total, and refusing the excess with RESOURCE_EXHAUSTED (and a retry delay) keeps that
 line, and the memory behind it, bounded, and tells a client to back off instead of piling up
 behind a slow cluster. Different clusters have separate counters, so one busy cluster never
@@ -12,19 +13,24 @@ memory and a file descriptor, so streams are bounded too: in total, and per clus
 counts for every cluster it has sent a request for, from its first request on).
 
 Bytes that do not decode as the request message are refused here too, as INVALID_ARGUMENT:
-grpcio would otherwise answer INTERNAL, which reads as a server bug and invites retries.
+grpcio would otherwise answer INTERNAL, which reads as a server bug and invites retries. And
+bytes too large to decode on the event loop without stalling it are decoded on a thread
+(decode.py) before the method sees them.
 """
 
 from __future__ import annotations
 
+import asyncio
 import threading
 from collections.abc import AsyncIterator, Awaitable, Callable
+from concurrent.futures import Executor
 from typing import Any
 
 import grpc
-from google.protobuf.message import DecodeError
+from google.protobuf.message import DecodeError, Message
 
 from ..errors import ResourceExhausted
+from .decode import INLINE_DECODE_BYTES, LARGE_REQUEST, Deferred, decode_in_pieces
 from .handlers import responses_of
 
 __all__ = ["Admission", "StreamAdmission", "MalformedRequestInterceptor"]
@@ -55,7 +61,7 @@ class Admission:
             n = self._in_flight.get(cluster, 0)
             if 0 < self.max_per_cluster <= n:
                 raise ResourceExhausted(
-                    f"cluster {cluster!r} has {n} schedule requests in flight "
+                    f"cluster {cluster!r} has {n} requests queued or running "
                     f"(limit {self.max_per_cluster}, --max-queue-per-cluster): retry later",
                     self.retry_after_seconds,
                 )
@@ -139,11 +145,24 @@ async def _abort_malformed(context: grpc.aio.ServicerContext[Any, Any], m: _Malf
     await context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"malformed request message: {m.error}")
 
 
-def _lenient(des: Callable[[bytes], Any] | None) -> Callable[[bytes], Any] | None:
+def _message_class(des: Callable[[bytes], Any]) -> type[Message] | None:
+    """The message class whose FromString `des` is, if it is one (generated stubs pass it)."""
+    cls = getattr(des, "__self__", None)
+    return cls if isinstance(cls, type) and issubclass(cls, Message) else None
+
+
+def _lenient(
+    des: Callable[[bytes], Any] | None, inline_bytes: int
+) -> Callable[[bytes], Any] | None:
+    """A decoder that never raises (bad bytes become _Malformed) and leaves messages over
+    `inline_bytes` undecoded (Deferred) for a thread to decode."""
     if des is None:
         return None
+    cls = _message_class(des)
 
     def decode(data: bytes) -> Any:
+        if cls is not None and 0 < inline_bytes < len(data):
+            return Deferred(data, cls)
         try:
             return des(data)
         except (DecodeError, ValueError, RuntimeError) as exc:
@@ -152,40 +171,62 @@ def _lenient(des: Callable[[bytes], Any] | None) -> Callable[[bytes], Any] | Non
     return decode
 
 
-async def _checked_iter(
-    it: AsyncIterator[Any], context: grpc.aio.ServicerContext[Any, Any]
-) -> AsyncIterator[Any]:
-    async for request in it:
+class _Decoder:
+    """Finishes what `_lenient` left: a Deferred request decoded on `executor`, any
+    _Malformed one refused (the call aborts INVALID_ARGUMENT)."""
+
+    def __init__(self, executor: Executor | None) -> None:
+        self.executor = executor
+
+    async def __call__(self, request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
+        LARGE_REQUEST.set(isinstance(request, Deferred))  # read by the call it is decoded for
+        if isinstance(request, Deferred):
+            try:
+                request = await asyncio.get_running_loop().run_in_executor(
+                    self.executor, decode_in_pieces, request.cls, request.data
+                )
+            except (DecodeError, ValueError, RuntimeError) as exc:
+                request = _Malformed(str(exc) or type(exc).__name__)
         if isinstance(request, _Malformed):
             await _abort_malformed(context, request)
-        yield request
+        return request
 
 
-def _checked(handler: grpc.RpcMethodHandler) -> grpc.RpcMethodHandler:
-    """`handler` with a decoder that cannot fail and a behaviour that refuses bad input."""
-    des = _lenient(handler.request_deserializer)
+async def _checked_iter(
+    it: AsyncIterator[Any], context: grpc.aio.ServicerContext[Any, Any], decoded: _Decoder
+) -> AsyncIterator[Any]:
+    async for request in it:
+        yield await decoded(request, context)
+
+
+def _checked(
+    handler: grpc.RpcMethodHandler, decoded: _Decoder, inline_bytes: int
+) -> grpc.RpcMethodHandler:
+    """`handler` with a decoder that cannot fail nor stall the loop, and a behaviour that
+    refuses bad input."""
+    des = _lenient(handler.request_deserializer, inline_bytes)
     ser = handler.response_serializer
     if handler.request_streaming:
         if handler.response_streaming:
             inner_ss = handler.stream_stream
 
             async def stream_stream(it: Any, context: Any) -> AsyncIterator[Any]:
-                async for resp in responses_of(inner_ss(_checked_iter(it, context), context)):
+                requests = _checked_iter(it, context, decoded)
+                async for resp in responses_of(inner_ss(requests, context)):
                     yield resp
 
             return grpc.stream_stream_rpc_method_handler(stream_stream, des, ser)
         inner_su = handler.stream_unary
 
         async def stream_unary(it: Any, context: Any) -> Any:
-            return await inner_su(_checked_iter(it, context), context)
+            return await inner_su(_checked_iter(it, context, decoded), context)
 
         return grpc.stream_unary_rpc_method_handler(stream_unary, des, ser)
     if handler.response_streaming:
         inner_us = handler.unary_stream
 
         async def unary_stream(request: Any, context: Any) -> AsyncIterator[Any]:
-            if isinstance(request, _Malformed):
-                await _abort_malformed(context, request)
+            request = await decoded(request, context)
             async for resp in responses_of(inner_us(request, context)):
                 yield resp
 
@@ -193,9 +234,7 @@ def _checked(handler: grpc.RpcMethodHandler) -> grpc.RpcMethodHandler:
     inner_uu = handler.unary_unary
 
     async def unary_unary(request: Any, context: Any) -> Any:
-        if isinstance(request, _Malformed):
-            await _abort_malformed(context, request)
-        return await inner_uu(request, context)
+        return await inner_uu(await decoded(request, context), context)
 
     return grpc.unary_unary_rpc_method_handler(unary_unary, des, ser)
 
@@ -210,7 +249,13 @@ class MalformedRequestInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[m
 
     MEMO_MAX = 64
 
-    def __init__(self) -> None:
+    def __init__(
+        self, executor: Executor | None = None, inline_bytes: int = INLINE_DECODE_BYTES
+    ) -> None:
+        """Requests over `inline_bytes` (0: none) are decoded on `executor` (None: asyncio's
+        default pool), not on the loop."""
+        self._decoded = _Decoder(executor)
+        self._inline_bytes = inline_bytes
         # id(handler) -> (handler, wrapped); holding the handler keeps its id from being reused
         self._memo: dict[int, tuple[grpc.RpcMethodHandler, grpc.RpcMethodHandler]] = {}
 
@@ -225,7 +270,7 @@ class MalformedRequestInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[m
         hit = self._memo.get(id(handler))
         if hit is not None and hit[0] is handler:
             return hit[1]
-        wrapped = _checked(handler)
+        wrapped = _checked(handler, self._decoded, self._inline_bytes)
         if len(self._memo) < self.MEMO_MAX:
             self._memo[id(handler)] = (handler, wrapped)
         return wrapped

@@ -26,10 +26,13 @@ from typing import Any, NoReturn, TypeAlias, TypeVar
 
 import grpc
 
+from ..engine.scheduler import Cluster
 from ..errors import ResourceExhausted, SchedsvcError
 from ..v1 import schedule_pb2 as pb
 from ..v1 import schedule_pb2_grpc as pb_grpc
 from .admission import StreamAdmission
+from .decode import LARGE_REQUEST
+from .gate import gated, need_of
 from .inline import InlinePolicy
 from .schedule_call import OutOfSlice, ScheduleCall
 from .servicer import ScheduleServicer
@@ -52,8 +55,11 @@ class _Abort(BaseException):
         self.trailing = tuple(trailing)
 
 
-# a request run on the executor: the call (its costs), and its response or its abort
-_Outcome: TypeAlias = "tuple[ScheduleCall, pb.ScheduleResponse | None | _Abort]"
+# a request run on the executor: the call (its costs), and its response or its abort; or, for
+# a request refused before it became a call, None, the error and the seconds it took
+_Outcome: TypeAlias = (
+    "tuple[ScheduleCall, pb.ScheduleResponse | None | _Abort] | tuple[None, BaseException, float]"
+)
 
 
 class _Done:
@@ -148,6 +154,7 @@ class AsyncScheduleServicer(pb_grpc.ScheduleServiceServicer):
             "loop_slice_rests": self.inline.rests,
             "requests_in_flight": self._in_flight,
             "streams_open": self.streams.open_streams(),
+            **self.sync.memory.counts(),
         }
 
     def _done_on_loop(self) -> None:
@@ -156,13 +163,19 @@ class AsyncScheduleServicer(pb_grpc.ScheduleServiceServicer):
     async def _run(
         self, context: AioContext, done: _Done,
         fn: Callable[[Any, Any], T], request: Any,
+        cancelled: Callable[[], None] | None = None,
     ) -> T:
-        """fn(request, call context) on the executor, if the in-flight bound allows."""
+        """fn(request, call context) on the executor, if the in-flight bound allows; when it
+        does not or fn never starts, `cancelled` runs."""
         if 0 < self.max_in_flight <= self._in_flight:
+            if cancelled is not None:
+                cancelled()
             await _abort(context, ResourceExhausted(
                 f"the server has {self._in_flight} requests in flight (limit "
                 f"{self.max_in_flight}, --max-in-flight): retry later", 0.5))
-        return await self._submit(context, fn, request, _CallContext(context, done))
+        return await self._submit(
+            context, fn, request, _CallContext(context, done), cancelled=cancelled
+        )
 
     async def _submit(
         self, context: AioContext, fn: Callable[..., T], *args: Any,
@@ -203,7 +216,15 @@ class AsyncScheduleServicer(pb_grpc.ScheduleServiceServicer):
         def run(
             request: pb.ScheduleRequest, context: Any
         ) -> _Outcome:
-            call = self.sync.schedule_call(request, context)
+            t0 = time.perf_counter()
+            try:
+                call = ScheduleCall(self.sync, request, context)
+            except Exception as exc:  # noqa: BLE001 - its cost is recorded, then its status
+                return None, exc, time.perf_counter() - t0
+            try:
+                call.step()
+            finally:
+                call.close()
             try:
                 return call, call.deliver(unary)
             except _Abort as exc:  # recorded on the loop first, then the call's status
@@ -212,9 +233,15 @@ class AsyncScheduleServicer(pb_grpc.ScheduleServiceServicer):
         return run
 
     async def _on_executor(
-        self, request: pb.ScheduleRequest, context: AioContext, done: _Done, unary: bool
+        self, request: pb.ScheduleRequest, context: AioContext, done: _Done, unary: bool,
+        cluster: Cluster | None,
     ) -> pb.ScheduleResponse | None:
-        call, resp = await self._run(context, done, self._whole(unary), request)
+        outcome = await self._run(context, done, self._whole(unary), request)
+        if outcome[0] is None:
+            _, exc, seconds = outcome
+            self.inline.rejected(cluster, seconds, len(request.pods))
+            await _abort(context, exc)
+        call, resp = outcome
         self.inline.record(call)
         if isinstance(resp, _Abort):
             await _abort(context, resp)
@@ -230,17 +257,19 @@ class AsyncScheduleServicer(pb_grpc.ScheduleServiceServicer):
             cluster = self.sync.engine.find(self.sync.cluster_name(request.cluster))
         except SchedsvcError:
             cluster = None  # the executor's run reports the error
-        stop = self.inline.begin(cluster, len(request.pods))
+        stop = None if LARGE_REQUEST.get() else self.inline.begin(cluster, len(request.pods))
         if stop is None:
-            return await self._on_executor(request, context, done, unary)
+            return await self._on_executor(request, context, done, unary, cluster)
+        t0 = time.perf_counter()
         try:
             call = ScheduleCall(
                 self.sync, request, _CallContext(context, done), self.inline.past_end
             )
         except OutOfSlice:  # converting it alone outlasted the slice: all of it on a thread
             self.inline.rests += 1
-            return await self._on_executor(request, context, done, unary)
+            return await self._on_executor(request, context, done, unary, cluster)
         except (Exception, _Abort) as exc:  # noqa: BLE001 - becomes the call's status
+            self.inline.rejected(cluster, time.perf_counter() - t0, len(request.pods))
             await _abort(context, exc)
         try:
             over = call.step(stop, blocking=False)
@@ -275,10 +304,33 @@ class AsyncScheduleServicer(pb_grpc.ScheduleServiceServicer):
         finally:
             done.set()
 
+    async def _per_cluster(
+        self, fn: Callable[[Any, Any], T], request: Any, context: AioContext, what: str
+    ) -> T:
+        """A unary request that takes its cluster's lock: admitted per cluster here on the
+        loop, so a refused one never takes a thread; then run through gate.gated."""
+        sync = self.sync
+        try:
+            name = sync.cluster_name(request.cluster)
+            sync.admission.enter(name)
+        except SchedsvcError as exc:
+            await _abort(context, exc)
+        work = gated(fn, sync.admission, name, sync.memory, what,
+                     need_of(sync.engine, name, request))
+        done = self._watch(context)
+        try:
+            return await self._run(
+                context, done, work, request, cancelled=lambda: sync.admission.leave(name)
+            )
+        finally:
+            done.set()
+
     async def UpdateSnapshot(  # noqa: N802 - gRPC method name
         self, request: pb.UpdateSnapshotRequest, context: AioContext
     ) -> pb.UpdateSnapshotResponse:
-        return await self._unary(self.sync.UpdateSnapshot, request, context)
+        return await self._per_cluster(
+            self.sync.UpdateSnapshot, request, context, "this UpdateSnapshot"
+        )
 
     async def Schedule(  # noqa: N802
         self, request: pb.ScheduleRequest, context: AioContext
@@ -294,7 +346,7 @@ class AsyncScheduleServicer(pb_grpc.ScheduleServiceServicer):
     async def Explain(  # noqa: N802
         self, request: pb.ExplainRequest, context: AioContext
     ) -> pb.ExplainResponse:
-        return await self._unary(self.sync.Explain, request, context)
+        return await self._per_cluster(self.sync.Explain, request, context, "this Explain")
 
     async def DeleteCluster(  # noqa: N802
         self, request: pb.DeleteClusterRequest, context: AioContext

@@ -29,6 +29,7 @@ from ..v1 import schedule_pb2 as pb
 from ..v1 import schedule_pb2_grpc as pb_grpc
 from .admission import MalformedRequestInterceptor
 from .aio_service import AsyncScheduleServicer
+from .memory import MemoryBudget, memory_limits
 from .servicer import Limits, ScheduleServicer
 
 __all__ = ["ServerOptions", "Server", "SERVICE_NAME"]
@@ -47,6 +48,8 @@ class ServerOptions:
     max_message_bytes: int = 64 * 1024 * 1024
     grace_seconds: float = 10.0
     limits: Limits = field(default_factory=Limits)
+    # the server-wide memory budget in MiB (memory.py): None derives it, 0 disables it
+    max_memory_mib: float | None = None
     interceptors: tuple[grpc.aio.ServerInterceptor, ...] = ()
     credentials: grpc.ServerCredentials | None = None
 
@@ -60,7 +63,15 @@ class Server:
         self.executor = ThreadPoolExecutor(
             max_workers=options.max_workers, thread_name_prefix="rpc"
         )
-        self.servicer = ScheduleServicer(engine, options.limits)
+        queue = options.limits.max_queue_per_cluster
+        if not 0 < queue < options.max_workers:
+            # each request waiting for its cluster's lock holds a worker thread
+            log.warning(
+                "--max-queue-per-cluster %d is not below --max-workers %d: one cluster's "
+                "waiting requests can hold every worker thread", queue, options.max_workers,
+            )
+        memory = MemoryBudget(memory_limits(options.max_memory_mib), options.max_message_bytes)
+        self.servicer = ScheduleServicer(engine, options.limits, memory)
         self.rest_executor = ThreadPoolExecutor(
             max_workers=options.max_workers, thread_name_prefix="rpc-rest"
         )
@@ -87,8 +98,9 @@ class Server:
     async def _build(self) -> tuple[grpc.aio.Server, int]:
         options = self.options
         server = grpc.aio.server(
-            # the malformed-bytes guard wraps every handler, the ones other interceptors return
-            interceptors=[*options.interceptors, MalformedRequestInterceptor()],
+            # the malformed-bytes guard wraps every handler, the ones other interceptors return;
+            # it decodes large requests on the request pool, not on the loop
+            interceptors=[*options.interceptors, MalformedRequestInterceptor(self.executor)],
             options=[
                 ("grpc.max_receive_message_length", options.max_message_bytes),
                 ("grpc.max_send_message_length", options.max_message_bytes),

@@ -29,7 +29,12 @@ from .validation import (
     resources,
 )
 
-__all__ = ["Converter"]
+__all__ = ["CostlyPod", "Converter"]
+
+
+class CostlyPod(Exception):  # noqa: N818 - a signal, not an error
+    """A pod the caches have not seen is larger than the caller let it convert here (the event
+    loop): nothing was converted; convert it where time does not matter."""
 
 
 def _varint(n: int) -> bytes:
@@ -85,8 +90,12 @@ class Converter:
         self.caches = PodCaches()
         self._pods = self.caches.pods
 
-    def pod_from_pb(self, msg: pb.Pod, field_prefix: str) -> model.Pod:
+    def pod_from_pb(
+        self, msg: pb.Pod, field_prefix: str, max_miss_bytes: int = 0
+    ) -> model.Pod:
         """A validated domain Pod; errors name fields under `field_prefix` (e.g. "pods[2]").
+        With `max_miss_bytes`, a pod the whole-pod cache misses that is larger than that
+        raises CostlyPod before any work (converting costs about a microsecond per byte).
 
         Pods to schedule mostly differ only in uid and name, so the rest of the serialized
         message is a cache key for the whole converted pod, and the pods it yields share a shape
@@ -100,15 +109,21 @@ class Converter:
         if not uid:
             raise InvalidArgument(f"{field_prefix}.uid", "a pod needs a uid")
         if msg.node_name:
+            if max_miss_bytes and msg.ByteSize() > max_miss_bytes:
+                raise CostlyPod
             return pod_without_cache(msg, field_prefix, self.caches, self.max_items)
         name = msg.name
         data = msg.SerializeToString()
         prefix = _identity_prefix(uid.encode(), name.encode())
         if not data.startswith(prefix):  # pragma: no cover - another serializer's field order
+            if max_miss_bytes and len(data) > max_miss_bytes:
+                raise CostlyPod
             return pod_without_cache(msg, field_prefix, self.caches, self.max_items)
         key = data[len(prefix) :]
         rest = self._pods.get(key)
         if rest is None:
+            if max_miss_bytes and len(key) > max_miss_bytes:
+                raise CostlyPod
             # a fresh shape token: pods converted from these bytes are equal but for uid and name
             pod = pod_without_cache(msg, field_prefix, self.caches, self.max_items)
             rest = (*_pod_rest(pod)[:-1], object())
@@ -163,5 +178,6 @@ class Converter:
         return model.Namespace(name=msg.name, labels=labels(msg.labels, f"{field_prefix}.labels"))
 
     def pdb_from_pb(self, msg: pb.PodDisruptionBudget, prefix: str) -> model.PodDisruptionBudget:
-        """A validated PodDisruptionBudget; its selector goes through this server's caches."""
-        return pdb_from_pb(msg, prefix, self.caches)
+        """A validated PodDisruptionBudget; its selector goes through this server's caches,
+        its lists are under the item limit."""
+        return pdb_from_pb(msg, prefix, self.caches, self.max_items)

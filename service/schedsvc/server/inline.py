@@ -8,11 +8,13 @@ a slice is bounded three ways:
 - in time: `slice_seconds`, after which the rest of the batch moves to the executor
   (schedule_call.py keeps the cluster's lock across the move);
 - per cluster, by what its pods recently cost: a cluster with a pod slower than a slice (a
-  full cycle on many nodes, a preemption) in the last SLOW_MEMORY_SECONDS never starts on the
-  loop, nor one the loop has not yet seen a request of, nor one grown by more than GROWTH
-  since, nor a request whose conversion alone would outlast it
-  (guessed from the cluster's last request, and watched while it converts: pods the caches
-  have not seen cost many times more, so a conversion past the slice moves to a thread);
+  full cycle on many nodes, a preemption) or a rejected request whose conversion alone was, in
+  the last SLOW_MEMORY_SECONDS, never starts on the loop, nor one the loop has not yet seen a
+  request of, nor one grown by more than GROWTH since, nor a request whose conversion alone
+  would outlast it (guessed from the cluster's last request, and watched while it converts:
+  the clock is read before each pod, and a pod the caches have not seen that is larger than
+  schedule_call.LOOP_MAX_MISS_BYTES is not converted on the loop at all, so a conversion past
+  the slice moves to a thread);
 - per loop iteration: one slice at a time, and the next only after the loop has run what was
   ready meanwhile, so a health check waits behind at most one slice per iteration however many
   streams are busy.
@@ -89,6 +91,21 @@ class InlinePolicy:
 
     def _release(self) -> None:
         self._free = True
+
+    def rejected(self, cluster: Cluster | None, seconds: float, pods: int) -> None:
+        """A request of `cluster` refused while converting, after `seconds`: its conversion
+        cost counts as an accepted one's does, so a client repeating a slow bad request does
+        not get the loop each time. It measured no scheduling, so a cluster not measured yet
+        stays so (off the loop)."""
+        old = self._costs.get(cluster) if cluster is not None else None
+        if old is None:
+            # a cluster not measured yet stays off the loop until a request of it is: this one
+            # says nothing of what its pods cost to schedule
+            return
+        now = self.clock()
+        slow_until = now + SLOW_MEMORY_SECONDS if seconds > self.slice_seconds else now
+        old.slow_until = max(slow_until, old.slow_until)
+        old.convert_seconds_per_pod = max(seconds / max(1, pods), old.convert_seconds_per_pod)
 
     def record(self, call: ScheduleCall) -> None:
         """What a finished request cost, wherever it ran."""

@@ -22,11 +22,13 @@ from ..errors import InvalidArgument
 from ..model import Outcome
 from ..v1 import schedule_pb2 as pb
 from .cache import request_scope
+from .convert import CostlyPod
+from .memory import estimate
 
 if TYPE_CHECKING:
     from .servicer import ScheduleServicer
 
-__all__ = ["NOT_ATTEMPTED", "OutOfSlice", "ScheduleCall"]
+__all__ = ["LOOP_MAX_MISS_BYTES", "NOT_ATTEMPTED", "OutOfSlice", "ScheduleCall"]
 
 NOT_ATTEMPTED = "not attempted: deadline exceeded"
 
@@ -42,13 +44,16 @@ _OUTCOME = {
 
 
 class OutOfSlice(Exception):  # noqa: N818 - a signal, not an error
-    """Converting the request outlasted the event loop's slice: nothing was kept or taken;
-    convert it on a thread instead (the caches' cost of one request says little of the next:
-    pods they have not seen cost many times more)."""
+    """Converting the request outlasted the event loop's slice, or would (a pod the caches
+    have not seen is larger than LOOP_MAX_MISS_BYTES): nothing was kept or taken; convert it
+    on a thread instead (the caches' cost of one request says little of the next: pods they
+    have not seen cost many times more)."""
 
 
-# how many pods are converted between two looks at the slice's clock
-_CONVERT_CHECK_EVERY = 8
+# the largest pod the caches have not seen that may convert on the event loop: at about a
+# microsecond per byte, 8 KiB is a few milliseconds, the longest the loop waits between two
+# looks at the slice's clock (one before each pod); real pods are mostly under 2 KiB
+LOOP_MAX_MISS_BYTES = 8 * 1024
 
 
 def should_continue(
@@ -135,7 +140,12 @@ class ScheduleCall:
         self._admission = servicer.admission
         self._name = name
         self._admission.enter(name)
+        self._memory = servicer.memory
+        self._reserved = 0
         try:
+            if past_slice is not None and not self._memory.roomy():
+                raise OutOfSlice  # near the memory budget its size is computed: not on the loop
+            self._reserved = self._memory.admit("this Schedule request", lambda: estimate(request))
             pod_from_pb = servicer.converter.pod_from_pb
             with request_scope():  # an OutOfSlice drops what the scope cached
                 if past_slice is None:
@@ -143,9 +153,12 @@ class ScheduleCall:
                 else:
                     pods = []
                     for i, msg in enumerate(request.pods):
-                        if i % _CONVERT_CHECK_EVERY == 0 and i and past_slice():
+                        if i and past_slice():
                             raise OutOfSlice
-                        pods.append(pod_from_pb(msg, f"pods[{i}]"))
+                        try:
+                            pods.append(pod_from_pb(msg, f"pods[{i}]", LOOP_MAX_MISS_BYTES))
+                        except CostlyPod:
+                            raise OutOfSlice from None
             seen: set[str] = set()
             for i, p in enumerate(pods):
                 if p.uid in seen:
@@ -154,6 +167,7 @@ class ScheduleCall:
                     )
                 seen.add(p.uid)
         except BaseException:
+            self._memory.release(self._reserved)
             self._admission.leave(name)
             raise
         self.request = request
@@ -229,6 +243,7 @@ class ScheduleCall:
         self._release()
         if not self._closed:
             self._closed = True
+            self._memory.release(self._reserved)
             self._admission.leave(self._name)
 
     def response(self) -> pb.ScheduleResponse | None:

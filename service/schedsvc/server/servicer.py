@@ -18,6 +18,7 @@ from .cache import request_scope
 from .convert import Converter
 from .convert_preemption import pdb_key
 from .counts import DEFAULT_MAX_ITEMS
+from .memory import MemoryBudget, MemoryLimits
 from .schedule_call import NOT_ATTEMPTED, ScheduleCall
 from .status import mapped_errors
 
@@ -32,10 +33,14 @@ class Limits:
     max_pods_per_update: int = 1_000_000
     # also the bound of remove_nodes (by max_nodes_per_update) and remove_pods (max_pods_...)
     max_namespaces_per_update: int = 100_000
+    # PodDisruptionBudgets upserted, and removed, by one UpdateSnapshot: a list of their own,
+    # as namespaces have, since budgets are neither nodes nor pods
+    max_pdbs_per_update: int = 100_000
     max_cluster_name: int = 253
     # entries in any repeated or map field inside a pod, node or namespace (server/counts.py)
     max_items_per_field: int = DEFAULT_MAX_ITEMS
-    # Schedule requests queued or running per cluster; more is RESOURCE_EXHAUSTED (0 = no bound)
+    # requests queued or running per cluster (Schedule, UpdateSnapshot, Explain: all that take
+    # its lock); more is RESOURCE_EXHAUSTED (0 = no bound)
     max_queue_per_cluster: int = 8
     # open ScheduleStream calls in total and per cluster; more is RESOURCE_EXHAUSTED (0 = none)
     max_streams: int = 1024
@@ -55,6 +60,24 @@ def _requests(
     except grpc.RpcError:
         if context.is_active():
             raise
+
+
+def _check_staging(request: pb.UpdateSnapshotRequest) -> None:
+    """A staged replace's fields go together: the first chunk is replace + stage, a later one
+    stage + staged_replace, and commit ends either."""
+    if not request.stage:
+        for fname in ("staged_replace", "commit"):
+            if getattr(request, fname):
+                raise InvalidArgument(fname, "only with stage (a chunk of a staged replace)")
+        return
+    if request.replace and request.staged_replace:
+        raise InvalidArgument(
+            "staged_replace", "a first chunk (replace) starts a new staged replace: no id"
+        )
+    if not request.replace and not request.staged_replace:
+        raise InvalidArgument(
+            "staged_replace", "required on a later chunk (the first chunk's answer names it)"
+        )
 
 
 def explanation_to_pb(e: Explanation) -> pb.ExplainResponse:
@@ -77,10 +100,14 @@ def explanation_to_pb(e: Explanation) -> pb.ExplainResponse:
 
 
 class ScheduleServicer(pb_grpc.ScheduleServiceServicer):
-    def __init__(self, engine: Engine, limits: Limits | None = None) -> None:
+    def __init__(
+        self, engine: Engine, limits: Limits | None = None, memory: MemoryBudget | None = None
+    ) -> None:
+        """`memory`: the server-wide budget (memory.py); none by default."""
         self.engine = engine
         self.limits = limits or Limits()
         self.admission = Admission(self.limits.max_queue_per_cluster)
+        self.memory = memory or MemoryBudget(MemoryLimits())
         self.converter = Converter(self.limits.max_items_per_field)
         self.clock: Callable[[], float] = time.monotonic  # tests move time by hand
 
@@ -104,9 +131,12 @@ class ScheduleServicer(pb_grpc.ScheduleServiceServicer):
                 ("remove_nodes", lim.max_nodes_per_update),
                 ("remove_pods", lim.max_pods_per_update),
                 ("upsert_namespaces", lim.max_namespaces_per_update),
+                ("upsert_pod_disruption_budgets", lim.max_pdbs_per_update),
+                ("remove_pod_disruption_budgets", lim.max_pdbs_per_update),
             ):
                 if len(getattr(request, fname)) > limit:
                     raise InvalidArgument(fname, f"at most {limit} entries per request")
+            _check_staging(request)
             conv = self.converter
             upd = SnapshotUpdate(
                 replace=request.replace,
@@ -134,10 +164,14 @@ class ScheduleServicer(pb_grpc.ScheduleServiceServicer):
                     pdb_key(k, f"remove_pod_disruption_budgets[{i}]")
                     for i, k in enumerate(request.remove_pod_disruption_budgets)
                 ],
+                stage=request.stage,
+                staged_replace=request.staged_replace,
+                commit=request.commit,
             )
             res = self.engine.cluster(self.cluster_name(request.cluster)).update(upd)
             return pb.UpdateSnapshotResponse(
-                generation=res.generation, nodes=res.nodes, pods=res.pods, epoch=res.epoch
+                generation=res.generation, nodes=res.nodes, pods=res.pods, epoch=res.epoch,
+                staged_replace=res.staged_replace,
             )
         raise AssertionError("unreachable")
 

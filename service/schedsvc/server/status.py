@@ -51,6 +51,12 @@ def status_for(exc: BaseException) -> grpc.Status:
         return _status(code_pb2.FAILED_PRECONDITION, str(exc))
     if isinstance(exc, SchedsvcError):
         return _status(code_pb2.INTERNAL, "internal error")
+    if isinstance(exc, MemoryError):
+        # the budget (memory.py) refuses before this in all but a race: still the client's
+        # cue to back off, never INTERNAL; the engine left no cluster half-changed
+        log.warning("out of memory serving a request: answered RESOURCE_EXHAUSTED")
+        return status_for(ResourceExhausted(
+            "the server ran out of memory for this request: retry later", 2.0))
     log.exception("unexpected error", exc_info=exc)
     return _status(code_pb2.INTERNAL, "internal error")
 

@@ -1,0 +1,88 @@
+"""An UpdateSnapshot's changes applied to a snapshot, and the rows whose verdicts they touch.
+
+Called once `validate_update` has passed, so nothing here raises on input: an update is applied
+whole or (rejected before this) not at all. The live snapshot and a staged replace's snapshot
+take the same changes; only the live one has batch state to tell about the rows.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
+
+from ..framework.affinity_index import pod_has_pod_affinity
+from ..framework.podinfo import PodInfo
+from ..framework.snapshot import Snapshot
+
+if TYPE_CHECKING:
+    from .scheduler import SnapshotUpdate
+
+__all__ = ["apply_update"]
+
+
+def _holds_pod_terms(snap: Snapshot, node_name: str) -> bool:
+    """Whether a pod on the node has inter-pod (anti-)affinity. Such a pod's terms change other
+    pods' filters and scores on every node of a topology domain, not only on its own node."""
+    row = snap.index.get(node_name)
+    return row is not None and any(
+        pod_has_pod_affinity(rec.pod) for rec in snap.pods_on_row[row].values()
+    )
+
+
+def apply_update(
+    snap: Snapshot, upd: SnapshotUpdate, infos: Mapping[str, PodInfo]
+) -> tuple[set[int] | None, set[int]]:
+    """Apply `upd` (its replace already done by the caller, who passes a fresh snapshot) and
+    return the rows whose node or pods changed (None: all of them) and the rows of upserted
+    nodes."""
+    dirty: set[int] | None = set()
+    node_rows: set[int] = set()
+    if upd.replace or upd.upsert_namespaces:
+        dirty = None
+    for name in upd.remove_nodes:
+        if dirty is not None and _holds_pod_terms(snap, name):
+            dirty = None  # the pods it drops had terms reaching their whole domains
+        snap.remove_node(name)
+    for ns in upd.upsert_namespaces:
+        snap.upsert_namespace(ns)
+    # budgets only steer preemption: no filter or score reads them, batch state stays
+    for key in upd.remove_pod_disruption_budgets:
+        if snap.pdbs.pop(key, None) is not None:
+            snap.generation += 1
+    for pdb in upd.upsert_pod_disruption_budgets:
+        snap.pdbs[pdb.key] = pdb
+        snap.generation += 1
+    for node in upd.upsert_nodes:
+        if dirty is not None and _holds_pod_terms(snap, node.name):
+            dirty = None  # its labels place those terms' domains
+        snap.upsert_node(node)
+        if dirty is not None:
+            dirty.add(snap.index[node.name])
+            node_rows.add(snap.index[node.name])
+    for uid in upd.remove_pods:
+        rec = snap.remove_pod(uid)
+        if rec is not None and dirty is not None:
+            if pod_has_pod_affinity(rec.pod):
+                dirty = None  # its terms reach every node of their topology domains
+            elif rec.node_name and rec.node_name in snap.index:
+                dirty.add(snap.index[rec.node_name])
+            elif not rec.node_name:
+                dirty = None  # a nominated pod: other pods' filters may change
+    for pod in upd.upsert_pods:
+        if pod.uid in snap.nominated:
+            dirty = None  # a nomination goes away: other pods' filters may change
+        old = snap.pods.get(pod.uid)
+        if pod_has_pod_affinity(pod) or (old is not None and pod_has_pod_affinity(old.pod)):
+            dirty = None  # its terms reach every node of their topology domains
+        if old is not None and dirty is not None:
+            dirty.add(snap.index[old.node_name])  # a pod that moves frees its old node
+        if pod.node_name:
+            snap.add_pod(pod, pod.node_name, assumed=False, info=infos[pod.uid])
+            if dirty is not None:
+                dirty.add(snap.index[pod.node_name])
+        else:
+            snap.add_nominated(pod, infos[pod.uid])
+            dirty = None
+    if snap.compact():
+        dirty = None  # column numbers and value ids moved: cached states name old ones
+    return dirty, node_rows

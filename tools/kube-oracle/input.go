@@ -1,0 +1,234 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"compress/gzip"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/kubernetes/scheme"
+)
+
+// Case is one line of a cases file, in the format of shared/conformance/README.md.
+// Nodes, Pods, Pod and PodsToSchedule are decoded as typed objects; Objects (any kind
+// client-go's scheme knows: Namespaces, ReplicaSets, Services, PodDisruptionBudgets,
+// PriorityClasses, ...) go into the fake clientset behind the informers.
+type Case struct {
+	ID                       string
+	Line                     int
+	Nodes                    []*v1.Node
+	Pods                     []*v1.Pod
+	Pod                      *v1.Pod
+	PodsToSchedule           []*v1.Pod
+	Objects                  []runtime.Object
+	PercentageOfNodesToScore *int32
+	Preemption               bool
+	Profile                  string
+}
+
+type rawCase struct {
+	ID                       json.RawMessage   `json:"id"`
+	Nodes                    []json.RawMessage `json:"nodes"`
+	Pods                     []json.RawMessage `json:"pods"`
+	Pod                      json.RawMessage   `json:"pod"`
+	PodsToSchedule           []json.RawMessage `json:"podsToSchedule"`
+	Objects                  []json.RawMessage `json:"objects"`
+	PercentageOfNodesToScore *int32            `json:"percentageOfNodesToScore"`
+	Preemption               bool              `json:"preemption"`
+	Profile                  string            `json:"profile"`
+}
+
+// InputError is a malformed case file: it names the line, the case id and what is wrong.
+// The command exits with code 2 on it; a case is never skipped silently.
+type InputError struct {
+	Source string
+	Line   int
+	ID     string
+	Msg    string
+}
+
+func (e *InputError) Error() string {
+	id := e.ID
+	if id == "" {
+		id = "?"
+	}
+	return fmt.Sprintf("%s:%d: case %s: %s", e.Source, e.Line, id, e.Msg)
+}
+
+// openCases opens a cases file, or stdin for "" or "-"; gzip is detected by its magic bytes.
+func openCases(path string) (io.ReadCloser, string, error) {
+	if path == "" || path == "-" {
+		rc, err := openCasesReader(os.Stdin)
+		return rc, "<stdin>", err
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, path, err
+	}
+	rc, err := openCasesReader(f)
+	if err != nil {
+		f.Close()
+		return nil, path, &InputError{Source: path, Msg: err.Error()}
+	}
+	return struct {
+		io.Reader
+		io.Closer
+	}{rc, f}, path, nil
+}
+
+// openCasesReader wraps r, un-gzipping when its content starts with the gzip magic.
+func openCasesReader(r io.Reader) (io.ReadCloser, error) {
+	br := bufio.NewReaderSize(r, 1<<20)
+	magic, _ := br.Peek(2)
+	if len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b {
+		gz, err := gzip.NewReader(br)
+		if err != nil {
+			return nil, err
+		}
+		return gz, nil
+	}
+	return io.NopCloser(br), nil
+}
+
+// forEachCase decodes the file line by line and calls fn per case; blank lines are ignored.
+// A decoding error stops the iteration and is returned as an *InputError.
+func forEachCase(r io.Reader, source string, requirePod bool, fn func(*Case) error) error {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 1<<20), 1<<30)
+	line := 0
+	for sc.Scan() {
+		line++
+		b := bytes.TrimSpace(sc.Bytes())
+		if len(b) == 0 {
+			continue
+		}
+		c, err := decodeCase(b, source, line, requirePod)
+		if err != nil {
+			return err
+		}
+		if err := fn(c); err != nil {
+			return err
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return &InputError{Source: source, Line: line + 1, Msg: "reading: " + err.Error()}
+	}
+	return nil
+}
+
+func decodeCase(b []byte, source string, line int, requirePod bool) (*Case, error) {
+	fail := func(id, format string, args ...any) error {
+		return &InputError{Source: source, Line: line, ID: id, Msg: fmt.Sprintf(format, args...)}
+	}
+	var rc rawCase
+	if err := json.Unmarshal(b, &rc); err != nil {
+		return nil, fail("", "not a JSON case object: %v", err)
+	}
+	c := &Case{Line: line, PercentageOfNodesToScore: rc.PercentageOfNodesToScore, Preemption: rc.Preemption, Profile: rc.Profile}
+	if len(rc.ID) > 0 {
+		var s string
+		if err := json.Unmarshal(rc.ID, &s); err != nil {
+			c.ID = string(rc.ID) // a numeric id is kept as written
+		} else {
+			c.ID = s
+		}
+	}
+	if rc.Nodes == nil {
+		return nil, fail(c.ID, "missing \"nodes\"")
+	}
+	if requirePod && len(rc.Pod) == 0 {
+		return nil, fail(c.ID, "missing \"pod\"")
+	}
+	if !requirePod && len(rc.Pod) == 0 && rc.PodsToSchedule == nil {
+		return nil, fail(c.ID, "missing \"podsToSchedule\" (or \"pod\")")
+	}
+	for i, raw := range rc.Nodes {
+		n := &v1.Node{}
+		if err := decodeTyped(raw, "Node", n); err != nil {
+			return nil, fail(c.ID, "nodes[%d]: %v", i, err)
+		}
+		if n.Name == "" {
+			return nil, fail(c.ID, "nodes[%d]: no metadata.name", i)
+		}
+		c.Nodes = append(c.Nodes, n)
+	}
+	for i, raw := range rc.Pods {
+		p := &v1.Pod{}
+		if err := decodeTyped(raw, "Pod", p); err != nil {
+			return nil, fail(c.ID, "pods[%d]: %v", i, err)
+		}
+		c.Pods = append(c.Pods, p)
+	}
+	if len(rc.Pod) > 0 && string(rc.Pod) != "null" {
+		p := &v1.Pod{}
+		if err := decodeTyped(rc.Pod, "Pod", p); err != nil {
+			return nil, fail(c.ID, "pod: %v", err)
+		}
+		c.Pod = p
+	} else if requirePod {
+		return nil, fail(c.ID, "missing \"pod\"")
+	}
+	for i, raw := range rc.PodsToSchedule {
+		p := &v1.Pod{}
+		if err := decodeTyped(raw, "Pod", p); err != nil {
+			return nil, fail(c.ID, "podsToSchedule[%d]: %v", i, err)
+		}
+		c.PodsToSchedule = append(c.PodsToSchedule, p)
+	}
+	for i, raw := range rc.Objects {
+		obj, err := decodeObject(raw)
+		if err != nil {
+			return nil, fail(c.ID, "objects[%d]: %v", i, err)
+		}
+		c.Objects = append(c.Objects, obj)
+	}
+	return c, nil
+}
+
+// decodeTyped reads a Node or Pod, which the case files write without apiVersion/kind;
+// when they are present they must name the expected kind.
+func decodeTyped(raw json.RawMessage, kind string, into any) error {
+	var tm struct {
+		APIVersion string `json:"apiVersion"`
+		Kind       string `json:"kind"`
+	}
+	if err := json.Unmarshal(raw, &tm); err != nil {
+		return fmt.Errorf("not a JSON object: %v", err)
+	}
+	if tm.Kind != "" && (tm.Kind != kind || (tm.APIVersion != "" && tm.APIVersion != "v1")) {
+		return fmt.Errorf("expected a v1 %s, got apiVersion %q kind %q", kind, tm.APIVersion, tm.Kind)
+	}
+	if err := json.Unmarshal(raw, into); err != nil {
+		return fmt.Errorf("decoding %s: %v", kind, err)
+	}
+	return nil
+}
+
+// decodeObject decodes a full apiVersion/kind object with client-go's scheme. A kind the
+// scheme does not register is an error naming the kind.
+func decodeObject(raw json.RawMessage) (runtime.Object, error) {
+	var tm struct {
+		APIVersion string `json:"apiVersion"`
+		Kind       string `json:"kind"`
+	}
+	if err := json.Unmarshal(raw, &tm); err != nil {
+		return nil, fmt.Errorf("not a JSON object: %v", err)
+	}
+	if tm.Kind == "" || tm.APIVersion == "" {
+		return nil, fmt.Errorf("object without apiVersion/kind (apiVersion %q, kind %q)", tm.APIVersion, tm.Kind)
+	}
+	obj, _, err := scheme.Codecs.UniversalDeserializer().Decode(raw, nil, nil)
+	if err != nil {
+		if strings.Contains(err.Error(), "no kind") || runtime.IsNotRegisteredError(err) {
+			return nil, fmt.Errorf("unknown kind %q (apiVersion %q): %v", tm.Kind, tm.APIVersion, err)
+		}
+		return nil, fmt.Errorf("decoding %s %s: %v", tm.APIVersion, tm.Kind, err)
+	}
+	return obj, nil
+}
