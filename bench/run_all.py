@@ -28,6 +28,7 @@ import batching  # noqa: E402
 import client_overhead  # noqa: E402
 import issue16  # noqa: E402
 import issue_target  # noqa: E402
+import kube_beside  # noqa: E402
 import mixed  # noqa: E402
 import preemption  # noqa: E402
 import profile_batching  # noqa: E402
@@ -42,6 +43,7 @@ BENCHMARKS: list[tuple[str, Callable[..., str]]] = [
     ("profile_batching", profile_batching.run),
     ("preemption", preemption.run),
     ("issue16", issue16.run),
+    ("kube_beside", kube_beside.run),
 ]
 
 

@@ -193,3 +193,28 @@ func TestSequenceOnePerNode(t *testing.T) {
 		}
 	}
 }
+
+// The deployments workload of schedsvc's bench: Deployments in turns, runs of runLength pods,
+// on nodes and pods of the sizes asked for.
+func TestGenerateInterleavedDeployments(t *testing.T) {
+	c, err := generate(genOptions{kind: "deployment", nodes: 2, pods: 7, deployments: 2, runLength: 2,
+		nodeCPU: "4", podCPU: "3"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"web-0-abc", "web-0-abc", "web-1-abc", "web-1-abc", "web-0-abc", "web-0-abc", "web-1-abc"}
+	for i, p := range c.PodsToSchedule {
+		if got := p.OwnerReferences[0].Name; got != want[i] {
+			t.Errorf("pod %d owned by %s, want %s", i, got, want[i])
+		}
+		if got := p.Spec.Containers[0].Resources.Requests.Cpu().String(); got != "3" {
+			t.Errorf("pod %d cpu %s", i, got)
+		}
+	}
+	if got := c.Nodes[0].Status.Allocatable.Cpu().String(); got != "4" || len(c.Objects) != 4 {
+		t.Errorf("node cpu %s, %d objects", got, len(c.Objects))
+	}
+	if _, err := generate(genOptions{kind: "plain", podCPU: "lots"}); err == nil {
+		t.Error("a bad quantity must be an error")
+	}
+}

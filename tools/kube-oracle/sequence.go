@@ -329,6 +329,13 @@ func runSequence(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs.IntVar(&gen.nodes, "nodes", 5000, "--generate: number of nodes")
 	fs.IntVar(&gen.pods, "pods", 10000, "--generate: number of pods")
 	fs.IntVar(&gen.deploymentSize, "deployment-size", 500, "--generate deployment: pods per ReplicaSet/Service")
+	fs.IntVar(&gen.deployments, "deployments", 0, "--generate deployment: this many Deployments in turns (runs of --run-length), instead of consecutive ReplicaSets")
+	fs.IntVar(&gen.runLength, "run-length", 50, "--generate deployment with --deployments: pods per run")
+	fs.StringVar(&gen.nodeCPU, "node-cpu", "32", "--generate: node allocatable cpu")
+	fs.StringVar(&gen.nodeMemory, "node-memory", "128Gi", "--generate: node allocatable memory")
+	fs.StringVar(&gen.nodePods, "node-pods", "110", "--generate: node allocatable pods")
+	fs.StringVar(&gen.podCPU, "pod-cpu", "100m", "--generate: pod cpu request")
+	fs.StringVar(&gen.podMem, "pod-memory", "128Mi", "--generate: pod memory request")
 	var opts seqOptions
 	fs.DurationVar(&opts.timeout, "timeout", 10*time.Minute, "give up waiting for decisions after this long")
 	printPods := fs.String("print-pods", "auto", "per-pod results: auto (for --cases, not --generate) | true | false")
