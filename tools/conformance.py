@@ -457,7 +457,7 @@ def main(argv: list[str] | None = None) -> int:
             ok = False
             continue
         print(f"{chr(10) if i else ''}### kube-scheduler {rec.kube} (--emulated-version "
-              f"{rec.version.value}): {rec.base}\n")
+              f"{rec.version.value}): {os.path.relpath(rec.base)}\n")
         ok &= run_recording(
             rec, args.cases, args.profiles, args.profiles_config, args.real_pods,
             args.preemption,
