@@ -1,4 +1,5 @@
-# schedsvc: kube-scheduler v1.35 placement decisions as a gRPC service.
+# schedsvc: kube-scheduler v1.37.2 placement decisions (v1.35.4 with --emulated-version=1.35)
+# as a gRPC service.
 # Build: docker build -t schedsvc .   Run: docker run -p 50051:50051 -p 9464:9464 schedsvc
 ARG PYTHON_IMAGE=python:3.11-slim-bookworm
 

@@ -7,9 +7,15 @@ from typing import Any
 
 import pytest
 
-from schedsvc.config import DEFAULT_MULTIPOINT, parse_config
+from schedsvc.config import (
+    DEFAULT_MULTIPOINT,
+    DEFAULT_MULTIPOINT_1_35,
+    DEFAULT_MULTIPOINT_1_37,
+    parse_config,
+)
 from schedsvc.engine.scheduler import Engine, SnapshotUpdate
 from schedsvc.errors import ConfigError
+from schedsvc.framework.feature import EmulatedVersion, Features, parse_emulated_version
 from tests.strategies import node, pod
 
 DEFAULT_SCORE = [
@@ -23,19 +29,60 @@ DEFAULT_SCORE = [
 ]
 
 
-def test_the_default_profile_is_kubes_v1_default() -> None:
+DEFAULT_WEIGHTS = {
+    "TaintToleration": 3, "NodeAffinity": 2, "NodeResourcesFit": 1, "PodTopologySpread": 2,
+    "InterPodAffinity": 2, "NodeResourcesBalancedAllocation": 1, "ImageLocality": 1,
+}
+FILTERS_AFTER_THE_FIRST_TWO = [
+    "TaintToleration", "NodeAffinity", "NodePorts", "NodeResourcesFit", "PodTopologySpread",
+    "InterPodAffinity",
+]
+
+
+def test_the_default_profile_is_kubes_v1_37_default() -> None:
+    """v1.37.2's getDefaultPlugins: NodeName before NodeUnschedulable, NodeDeclaredFeatures
+    appended by its (GA) gate; weights as in v1.35."""
     (p,) = parse_config({}).profiles
     assert p.scheduler_name == "default-scheduler"
+    assert p.features == Features(EmulatedVersion.V1_37)
     assert list(p.points["filter"]) == [
-        "NodeUnschedulable", "NodeName", "TaintToleration", "NodeAffinity", "NodePorts",
-        "NodeResourcesFit", "PodTopologySpread", "InterPodAffinity",
+        "NodeName", "NodeUnschedulable", *FILTERS_AFTER_THE_FIRST_TWO,
     ]
     assert list(p.points["score"]) == DEFAULT_SCORE
-    assert dict(p.weights) == {
-        "TaintToleration": 3, "NodeAffinity": 2, "NodeResourcesFit": 1, "PodTopologySpread": 2,
-        "InterPodAffinity": 2, "NodeResourcesBalancedAllocation": 1, "ImageLocality": 1,
-    }
-    assert len(DEFAULT_MULTIPOINT) == 18
+    assert dict(p.weights) == DEFAULT_WEIGHTS
+    assert DEFAULT_MULTIPOINT is DEFAULT_MULTIPOINT_1_37
+    assert len(DEFAULT_MULTIPOINT_1_37) == 19
+    assert DEFAULT_MULTIPOINT_1_37[-1] == ("NodeDeclaredFeatures", 0)
+
+
+def test_the_default_profile_under_1_35_is_kubes_v1_35_default() -> None:
+    cfg = parse_config({}, emulated_version=EmulatedVersion.V1_35)
+    (p,) = cfg.profiles
+    assert cfg.emulated_version is EmulatedVersion.V1_35
+    assert p.features == Features(EmulatedVersion.V1_35)
+    assert list(p.points["filter"]) == [
+        "NodeUnschedulable", "NodeName", *FILTERS_AFTER_THE_FIRST_TWO,
+    ]
+    assert list(p.points["score"]) == DEFAULT_SCORE
+    assert dict(p.weights) == DEFAULT_WEIGHTS
+    assert len(DEFAULT_MULTIPOINT_1_35) == 18
+    assert "NodeDeclaredFeatures" not in dict(DEFAULT_MULTIPOINT_1_35)
+
+
+@pytest.mark.parametrize(("text", "want"), [
+    ("1.37", EmulatedVersion.V1_37), ("1.35", EmulatedVersion.V1_35),
+    ("v1.35.4", EmulatedVersion.V1_35), (" 1.37 ", EmulatedVersion.V1_37),
+])
+def test_emulated_versions_we_reproduce(text: str, want: EmulatedVersion) -> None:
+    assert parse_emulated_version(text) is want
+
+
+@pytest.mark.parametrize("text", ["1.36", "1.34", "", "latest", "1.35.1", "2"])
+def test_any_other_emulated_version_is_an_error_naming_the_flag(text: str) -> None:
+    with pytest.raises(ConfigError) as e:
+        parse_emulated_version(text)
+    assert e.value.field == "--emulated-version"
+    assert "1.35, 1.37" in str(e.value)
 
 
 def test_a_re_configured_default_keeps_its_place_and_takes_the_new_weight() -> None:

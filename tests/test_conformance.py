@@ -1,7 +1,9 @@
-"""Agreement with kube-scheduler v1.35.4's recorded verdicts: every case, no exceptions.
+"""Agreement with kube-scheduler's recorded verdicts, every case, no exceptions, under both
+emulated releases: v1.35.4's recordings (../shared/conformance) with `--emulated-version 1.35`,
+v1.37.2's (tests/data/conformance-1.37, recorded with tools/kube-oracle) with the default 1.37.
 
-Expected values are read from ../shared/conformance and nothing else. All cases run in
-process; a sample of 30 (and 15 of real-pods.jsonl.gz) also goes through a real server on a
+Expected values are read from the recordings and nothing else. All cases run in process; a
+sample of 30 (and 15 of real-pods.jsonl.gz) per release also goes through a real server on a
 loopback port. Each case is read as a user reads a cluster: one `kind: List` through the
 client's `load_objects`.
 """
@@ -15,41 +17,50 @@ from typing import Any
 
 import pytest
 
-from schedsvc.config import parse_config
+from schedsvc.config import SchedulerConfig, parse_config
 from schedsvc.engine.explain import Explanation, NodeExplanation
+from schedsvc.framework.feature import DEFAULT_EMULATED_VERSION, EmulatedVersion
 from schedsvc.v1 import schedule_pb2 as pb
 from schedsvc_client.kube import pod_from_kube
 from tests.conftest import ServerFactory
 from tools.conformance import (
+    RECORDINGS,
     CaseResult,
+    Recording,
     Report,
     compare_explanation,
-    default_paths,
     load_cases,
-    preemption_path,
     profiles_config,
     read_case,
-    real_pods_path,
     run_case,
     run_preemption_case,
 )
 
-CASES_PATH, PROFILES_PATH, PROFILES_YAML = default_paths()
-pytestmark = pytest.mark.skipif(
-    not CASES_PATH.exists(), reason="shared/conformance is not beside the checkout"
-)
+V135, V137 = RECORDINGS
+assert V135.version is EmulatedVersion.V1_35 and V137.version is DEFAULT_EMULATED_VERSION
 
 
 def _cases(path: Path) -> list[dict[str, Any]]:
     return list(load_cases(path)) if path.exists() else []
 
 
-CASES = _cases(CASES_PATH)
-PROFILE_CASES = _cases(PROFILES_PATH)
-REAL_PODS = _cases(real_pods_path())
+Item = tuple[Recording, dict[str, Any]]
+
+
+def _items(kind: str) -> list[Item]:
+    return [(rec, c) for rec in RECORDINGS for c in _cases(getattr(rec, kind))]
+
+
+def _ids(items: list[Item]) -> list[str]:
+    return [f"{rec.version.value}-{c['id']}" for rec, c in items]
+
+
+CASES = _items("cases")
+PROFILE_CASES = _items("profiles")
+REAL_PODS = _items("real_pods")
+PREEMPTION_CASES = _items("preemption")
 FEATURES = ("sidecars", "podResources", "owners", "namespaceSelector", "matchLabelKeys",
             "notReady", "hugepages")
-PREEMPTION_CASES = _cases(preemption_path())
 
 
 def _explain(r: CaseResult) -> str:
@@ -58,56 +69,89 @@ def _explain(r: CaseResult) -> str:
     )
 
 
-def test_the_recording_is_complete() -> None:
-    assert len(CASES) == 430
-    assert len(PROFILE_CASES) == 160
-    assert len(REAL_PODS) == 330
-    assert len(PREEMPTION_CASES) == 300
-    assert sum("preemption" in c["expected"] for c in PREEMPTION_CASES) == 152
+@pytest.mark.parametrize("rec", RECORDINGS, ids=[r.kube for r in RECORDINGS])
+def test_the_recording_is_complete(rec: Recording) -> None:
+    if not rec.cases.exists():
+        pytest.skip(f"{rec.base} is not beside the checkout")
+    def count(items: list[Item]) -> list[dict[str, Any]]:
+        return [c for r, c in items if r is rec]
+    assert len(count(CASES)) == 430
+    assert len(count(PROFILE_CASES)) == 160
+    assert len(count(REAL_PODS)) == 330
+    preemption = count(PREEMPTION_CASES)
+    assert len(preemption) == 300
+    assert sum("preemption" in c["expected"] for c in preemption) == 152
+    nominating = [c for c in preemption if c["expected"].get("preemption", {}).get("nominatedNode")]
+    assert len(nominating) == 85
+    # v1.37 reports the placement it found (tools/kube-oracle/FINDINGS.md, section 2)
+    found = [c for c in nominating
+             if "preemption: found a potential placement for pod on node "
+             in c["expected"]["fitErrorWithPreemption"]]
+    assert len(found) == (85 if rec.version is EmulatedVersion.V1_37 else 0)
 
 
-@pytest.mark.parametrize("case", CASES, ids=[c["id"] for c in CASES])
-def test_default_profile_case_agrees_with_kube(case: dict[str, Any]) -> None:
-    r = run_case(case)
+def test_the_two_recordings_hold_the_same_cases() -> None:
+    """Only the verdicts differ: the 1.37 files were recorded from the shared inputs."""
+    if not V135.cases.exists():
+        pytest.skip("shared/conformance is not beside the checkout")
+    for kind in ("cases", "profiles", "real_pods", "preemption"):
+        old = [{k: v for k, v in c.items() if k != "expected"}
+               for c in _cases(getattr(V135, kind))]
+        new = [{k: v for k, v in c.items() if k != "expected"}
+               for c in _cases(getattr(V137, kind))]
+        assert old == new, kind
+
+
+@pytest.mark.parametrize(("rec", "case"), CASES, ids=_ids(CASES))
+def test_default_profile_case_agrees_with_kube(rec: Recording, case: dict[str, Any]) -> None:
+    r = run_case(case, version=rec.version)
     assert not r.mismatches, _explain(r)
     assert r.checks["feasible"] == case["expected"]["numNodes"]
 
 
-_REAL_RESULTS: dict[str, CaseResult] = {}  # each case runs once for both tests below
+# each case runs once for both tests below
+_REAL_RESULTS: dict[tuple[EmulatedVersion, str], CaseResult] = {}
 
 
-def _run_real(case: dict[str, Any]) -> CaseResult:
-    r = _REAL_RESULTS.get(case["id"])
+def _run_real(rec: Recording, case: dict[str, Any]) -> CaseResult:
+    key = (rec.version, case["id"])
+    r = _REAL_RESULTS.get(key)
     if r is None:
-        r = _REAL_RESULTS[case["id"]] = run_case(case)
+        r = _REAL_RESULTS[key] = run_case(case, version=rec.version)
     return r
 
 
-@pytest.mark.parametrize("case", REAL_PODS, ids=[c["id"] for c in REAL_PODS])
-def test_real_pods_case_agrees_with_kube(case: dict[str, Any]) -> None:
-    r = _run_real(case)
+@pytest.mark.parametrize(("rec", "case"), REAL_PODS, ids=_ids(REAL_PODS))
+def test_real_pods_case_agrees_with_kube(rec: Recording, case: dict[str, Any]) -> None:
+    r = _run_real(rec, case)
     assert not r.mismatches, _explain(r)
     assert r.checks["feasible"] == case["expected"]["numNodes"]
 
 
-def test_real_pods_report_per_feature() -> None:
+@pytest.mark.parametrize("rec", RECORDINGS, ids=[r.kube for r in RECORDINGS])
+def test_real_pods_report_per_feature(rec: Recording) -> None:
     """`make conformance` counts agreeing cases per feature; every feature is exercised."""
+    if not rec.real_pods.exists():
+        pytest.skip(f"{rec.base} is not beside the checkout")
     rep = Report()
-    for case in REAL_PODS:
-        if case.get("features"):
-            rep.add(_run_real(case))
+    for r, case in REAL_PODS:
+        if r is rec and case.get("features"):
+            rep.add(_run_real(rec, case))
     assert set(rep.features) == set(FEATURES)
     for feature, (agree, cases) in rep.features.items():
         assert cases >= 30 and agree == cases, feature
         assert f"feature:{feature} (cases)" in rep.render()
 
 
-PROFILES = profiles_config(PROFILES_YAML) if PROFILES_YAML.exists() else None
+PROFILES: dict[EmulatedVersion, SchedulerConfig] = {
+    rec.version: profiles_config(rec.profiles_yaml, rec.version)
+    for rec in RECORDINGS if rec.profiles_yaml.exists()
+}
 
 
-@pytest.mark.parametrize("case", PROFILE_CASES, ids=[c["id"] for c in PROFILE_CASES])
-def test_four_profile_case_agrees_with_kube(case: dict[str, Any]) -> None:
-    r = run_case(case, PROFILES)
+@pytest.mark.parametrize(("rec", "case"), PROFILE_CASES, ids=_ids(PROFILE_CASES))
+def test_four_profile_case_agrees_with_kube(rec: Recording, case: dict[str, Any]) -> None:
+    r = run_case(case, PROFILES[rec.version])
     assert not r.mismatches, _explain(r)
 
 
@@ -126,28 +170,37 @@ def _explanation_from_pb(resp: pb.ExplainResponse) -> Explanation:
     )
 
 
-@pytest.mark.parametrize("case", PREEMPTION_CASES, ids=[c["id"] for c in PREEMPTION_CASES])
-def test_preemption_case_agrees_with_kube(case: dict[str, Any]) -> None:
+@pytest.mark.parametrize(("rec", "case"), PREEMPTION_CASES, ids=_ids(PREEMPTION_CASES))
+def test_preemption_case_agrees_with_kube(rec: Recording, case: dict[str, Any]) -> None:
     """Every candidate node with its victims (kube's order) and PDB violations, the
     nominated node, its victims and the message with kube's `preemption: ...` suffix."""
-    r = run_preemption_case(case)
+    r = run_preemption_case(case, rec.version)
     assert not r.mismatches, _explain(r)
     if "preemption" in case["expected"]:
         assert r.checks["fitErrorWithPreemption"] == 1
 
 
-SAMPLE = [*itertools.islice(CASES[::14], 30), *itertools.islice(REAL_PODS[::22], 15)]
-# cases.jsonl.gz was recorded without PostFilter: a profile without DefaultPreemption
-NO_PREEMPTION = parse_config(
-    {"profiles": [{"plugins": {"postFilter": {"disabled": [{"name": "DefaultPreemption"}]}}}]}
-)
+def _per_recording(items: list[Item], step: int, n: int) -> list[Item]:
+    return [x for rec in RECORDINGS
+            for x in itertools.islice([i for i in items if i[0] is rec][::step], n)]
 
 
-@pytest.mark.parametrize("case", SAMPLE, ids=[c["id"] for c in SAMPLE])
+SAMPLE = [*_per_recording(CASES, 14, 30), *_per_recording(REAL_PODS, 22, 15)]
+
+
+def _no_preemption(version: EmulatedVersion) -> SchedulerConfig:
+    """cases.jsonl.gz was recorded without PostFilter: a profile without DefaultPreemption."""
+    return parse_config(
+        {"profiles": [{"plugins": {"postFilter": {"disabled": [{"name": "DefaultPreemption"}]}}}]},
+        emulated_version=version,
+    )
+
+
+@pytest.mark.parametrize(("rec", "case"), SAMPLE, ids=_ids(SAMPLE))
 def test_case_agrees_through_a_real_grpc_server(
-    case: dict[str, Any], make_server: ServerFactory
+    rec: Recording, case: dict[str, Any], make_server: ServerFactory
 ) -> None:
-    stub = make_server(NO_PREEMPTION, seed=1)[1]
+    stub = make_server(_no_preemption(rec.version), seed=1)[1]
     cluster = f"conf-{case['id']}"
     nodes, pods, namespaces, pod = read_case(case)
     stub.UpdateSnapshot(
@@ -171,14 +224,19 @@ def test_case_agrees_through_a_real_grpc_server(
     assert not r.mismatches, _explain(r)
 
 
-PREEMPTION_SAMPLE = [c for c in PREEMPTION_CASES if c["expected"].get("preemption")][::8]
+PREEMPTION_SAMPLE = _per_recording(
+    [i for i in PREEMPTION_CASES if i[1]["expected"].get("preemption")], 8, 1000
+)
 
 
-@pytest.mark.parametrize("case", PREEMPTION_SAMPLE, ids=[c["id"] for c in PREEMPTION_SAMPLE])
-def test_preemption_case_agrees_through_a_real_grpc_server(case: dict[str, Any], stub: Any) -> None:
+@pytest.mark.parametrize(("rec", "case"), PREEMPTION_SAMPLE, ids=_ids(PREEMPTION_SAMPLE))
+def test_preemption_case_agrees_through_a_real_grpc_server(
+    rec: Recording, case: dict[str, Any], make_server: ServerFactory
+) -> None:
     """The contract end to end: PDBs and pod fields in, nomination and victims out."""
     from schedsvc_client.kube import load_cluster
 
+    stub = make_server(parse_config({}, emulated_version=rec.version), seed=1)[1]
     cluster = f"pre-{case['id']}"
     listing = {"kind": "List", "items": [
         *({"kind": "Node", **n} for n in case["nodes"]),

@@ -58,7 +58,10 @@ def test_the_pod_is_nominated_where_the_least_important_victims_are() -> None:
     # on b the later-started b2 is the least important, so b1 is reprieved
     assert p.nominated_node_name == "b"
     assert [v.uid for v in p.victims] == ["b2"]
-    assert p.message == "0/2 nodes are available: 2 Insufficient cpu."  # no suffix: nominated
+    assert p.message == (  # v1.37 reports the placement (v1.35: no suffix)
+        "0/2 nodes are available: 2 Insufficient cpu. "
+        "preemption: found a potential placement for pod on node b, preempting 1 victims"
+    )
     assert c.snapshot.nominated["p"].nominated_node_name == "b"
     assert "b2" in c.snapshot.pods  # the victim stays until the client removes it
 

@@ -1,12 +1,12 @@
 """A profile that disables a plugin's preScore while its score stays enabled.
 
-kube-scheduler v1.35.4: NodeResourcesFit and NodeResourcesBalancedAllocation Score compute the
-pod's requests on the spot when their PreScore state is missing (BalancedAllocation scoring a
-pod that requests none of its resources 0, as its PreScore's Skip would); NodeAffinity falls
-back the same way. TaintToleration, PodTopologySpread and InterPodAffinity Score return an
-error status instead, so kube fails every pod that reaches Score: we refuse such a profile when
-the configuration is loaded (docs/differences.md). Expected scores are worked from kube's
-formulas in each case's comment.
+kube-scheduler v1.35.4 and v1.37.2 alike: NodeResourcesFit and NodeResourcesBalancedAllocation
+Score compute the pod's requests on the spot when their PreScore state is missing
+(BalancedAllocation scoring a pod that requests none of its resources 0, as its PreScore's Skip
+would); NodeAffinity falls back the same way. TaintToleration, PodTopologySpread and
+InterPodAffinity Score return an error status instead, so kube fails every pod that reaches
+Score: we refuse such a profile when the configuration is loaded (docs/differences.md).
+Expected scores are worked from kube's formulas in each case's comment.
 """
 
 from __future__ import annotations
@@ -96,8 +96,9 @@ SCORES = [
     # Fit LeastAllocated (cpu, memory weight 1), non-zero requests 1000m / 2Gi:
     #   a: cpu 3000*100/4000 = 75, mem 8*100/10 = 80 -> (75+80)/2 = 77
     #   b: cpu 1000*100/2000 = 50, mem 2*100/4 = 50 -> 50
-    # BalancedAllocation: a fractions .25, .2 -> std .025 -> int(97.5) = 97; b .5, .5 -> 100
-    pytest.param({"cpu": 1000, "memory": 2 * GiB}, [77, 50], [97, 100], id="requests"),
+    # BalancedAllocation (v1.37, the default): a: with the pod .25, .2 -> std .025 -> 97,
+    # without 100 -> 50 + (50 + 97 - 100) / 2 = 73; b: with .5, .5 -> 100, without 100 -> 75
+    pytest.param({"cpu": 1000, "memory": 2 * GiB}, [77, 50], [73, 75], id="requests"),
     # best effort: Fit takes 100m / 200Mi:
     #   a: cpu 3900*100/4000 = 97, mem (10240-200)*100/10240 = 98 -> 97
     #   b: cpu 1900*100/2000 = 95, mem (4096-200)*100/4096 = 95 -> 95

@@ -116,6 +116,43 @@ REFUSED: dict[str, tuple[dict[str, Any], str, str]] = {
         "in-place resize",
     ),
 }
+# kube v1.37's NodeDeclaredFeatures filter: the pod needs a feature nodes declare
+_WEB = {"image": "nginx:1.27", "name": "web",
+        "resources": {"requests": {"cpu": "250m", "memory": "64Mi"}}}
+_RESTART_ALL = [{"action": "RestartAllContainers",
+                 "exitCodes": {"operator": "In", "values": [42]}}]
+_BIND = [{"name": "data", "mountPath": "/data", "bindMountOptions": ["nosuid", "nodev"]}]
+REFUSED.update({
+    "spec.containers[].restartPolicyRules[].action: RestartAllContainers": (
+        {"spec": {"containers": [{**_WEB, "restartPolicyRules": _RESTART_ALL}]}},
+        "items[0].spec.containers[0].restartPolicyRules[0].action",
+        "RestartAllContainersOnContainerExits",
+    ),
+    "spec.initContainers[].restartPolicyRules[].action: RestartAllContainers": (
+        {"spec": {"initContainers": [{"image": "busybox", "name": "init",
+                                      "restartPolicyRules": _RESTART_ALL}]}},
+        "items[0].spec.initContainers[0].restartPolicyRules[0].action",
+        "NodeDeclaredFeatures",
+    ),
+    "spec.hostUsers": (
+        {"spec": {"hostNetwork": True, "hostUsers": False}},
+        "items[0].spec.hostUsers",
+        "UserNamespacesHostNetworkSupport",
+    ),
+    "spec.containers[].volumeMounts[].bindMountOptions": (
+        {"spec": {"containers": [{**_WEB, "volumeMounts": _BIND}],
+                  "volumes": [{"name": "data", "emptyDir": {}}]}},
+        "items[0].spec.containers[0].volumeMounts[0].bindMountOptions",
+        "VolumeBindMountOptions",
+    ),
+    "spec.ephemeralContainers[].volumeMounts[].bindMountOptions": (
+        {"spec": {"ephemeralContainers": [{"image": "busybox", "name": "debug",
+                                           "volumeMounts": _BIND}],
+                  "volumes": [{"name": "data", "emptyDir": {}}]}},
+        "items[0].spec.ephemeralContainers[0].volumeMounts[0].bindMountOptions",
+        "v1.37's NodeDeclaredFeatures",
+    ),
+})
 VOLUMES: dict[str, tuple[dict[str, Any], str]] = {
     "persistentVolumeClaim": ({"claimName": "data"}, "VolumeBinding"),
     "ephemeral": ({"volumeClaimTemplate": {"spec": {"accessModes": ["ReadWriteOnce"]}}},
@@ -221,6 +258,23 @@ def test_modelled_and_harmless_fields_pass_silently() -> None:
     report = LoadReport()
     load_objects(pod_list(client_pod(volumes=vols)), report=report)
     assert not report.ignored
+
+
+def test_what_node_declared_features_does_not_infer_from_passes_silently() -> None:
+    """Only RestartAllContainers rules, hostNetwork with hostUsers: false and bindMountOptions
+    make kube v1.37.2's NodeDeclaredFeatures require a node feature; their neighbours do not."""
+    report = LoadReport()
+    pods = [
+        client_pod("restart", containers=[{**_WEB, "restartPolicyRules": [
+            {"action": "Restart", "exitCodes": {"operator": "In", "values": [1]}}]}]),
+        client_pod("userns", hostUsers=False),  # no hostNetwork
+        client_pod("hostnet", hostNetwork=True, hostUsers=True),
+        client_pod("mounts", containers=[{**_WEB, "volumeMounts": [
+            {"name": "data", "mountPath": "/d", "bindMountOptions": []}]}],
+            volumes=[{"name": "data", "emptyDir": {}}]),
+    ]
+    _, got, _ = load_objects(pod_list(*pods), report=report)
+    assert len(got) == 4 and not report.ignored
 
 
 def test_priority_class_resolves_as_the_admission_plugin_does() -> None:

@@ -1,4 +1,6 @@
-"""Agreement with kube-scheduler v1.35.4 on its recorded verdicts (shared/conformance).
+"""Agreement with kube-scheduler's recorded verdicts, per emulated release: v1.35.4's
+(shared/conformance, run under `--emulated-version 1.35`) and v1.37.2's
+(tests/data/conformance-1.37, recorded with tools/kube-oracle, run under the default 1.37).
 
 Each case is read the way a user reads a cluster: its nodes, pods, the pod to schedule and its
 objects (Namespaces, ReplicaSets, Services) as one `kind: List` through the client's
@@ -6,9 +8,10 @@ objects (Namespaces, ReplicaSets, Services) as one `kind: List` through the clie
 for the per-node verdicts and scores, a dry-run Schedule for the chosen node. Every expected
 value is read from the recording; nothing comes from our output.
 
-`python -m tools.conformance [--cases FILE ...]` prints agreement per aspect and plugin, per
-feature of a case (real-pods.jsonl.gz lists them) and the first differing case of each aspect,
-so a regression points at its plugin at once.
+`python -m tools.conformance [--version 1.35|1.37] [--cases FILE ...]` prints agreement per
+aspect and plugin, per feature of a case (real-pods.jsonl.gz lists them) and the first
+differing case of each aspect, so a regression points at its plugin at once; without
+`--version`, both releases' recordings, each under its own version.
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ import yaml
 from schedsvc.config import SchedulerConfig, parse_config
 from schedsvc.engine.explain import Explanation
 from schedsvc.engine.scheduler import Engine, SnapshotUpdate
+from schedsvc.framework.feature import DEFAULT_EMULATED_VERSION, EmulatedVersion
 from schedsvc.model import Outcome
 from schedsvc.server.convert import Converter
 
@@ -37,6 +41,8 @@ CONVERTER = Converter()  # one server's conversion and caches
 __all__ = [
     "CaseResult",
     "Mismatch",
+    "RECORDINGS",
+    "Recording",
     "Report",
     "case_as_list",
     "conformance_dir",
@@ -52,28 +58,70 @@ __all__ = [
 
 
 def conformance_dir() -> Path:
-    """shared/conformance beside the repository, or $SCHEDSVC_CONFORMANCE_DIR."""
+    """shared/conformance beside the repository (kube-scheduler v1.35.4's recordings), or
+    $SCHEDSVC_CONFORMANCE_DIR."""
     env = os.environ.get("SCHEDSVC_CONFORMANCE_DIR")
     if env:
         return Path(env)
     return Path(__file__).resolve().parents[2] / "shared" / "conformance"
 
 
+def recorded_1_37_dir() -> Path:
+    """tests/data/conformance-1.37: the same cases with kube-scheduler v1.37.2's verdicts."""
+    return Path(__file__).resolve().parents[1] / "tests" / "data" / "conformance-1.37"
+
+
+@dataclass(frozen=True, slots=True)
+class Recording:
+    """One release's verdicts on the four case files, and the version that must reproduce
+    them."""
+
+    kube: str  # the release that decided, e.g. "v1.35.4"
+    version: EmulatedVersion
+    base: Path
+
+    @property
+    def cases(self) -> Path:
+        return self.base / "cases.jsonl.gz"
+
+    @property
+    def profiles(self) -> Path:
+        return self.base / "profiles.jsonl.gz"
+
+    @property
+    def profiles_yaml(self) -> Path:
+        return self.base / "profiles.yaml"
+
+    @property
+    def real_pods(self) -> Path:
+        """sidecars, pod-level resources, owners, namespaces, ... (default profile)."""
+        return self.base / "real-pods.jsonl.gz"
+
+    @property
+    def preemption(self) -> Path:
+        return self.base / "preemption.jsonl.gz"
+
+
+RECORDINGS: tuple[Recording, ...] = (
+    Recording(EmulatedVersion.V1_35.kube, EmulatedVersion.V1_35, conformance_dir()),
+    Recording(EmulatedVersion.V1_37.kube, EmulatedVersion.V1_37, recorded_1_37_dir()),
+)
+
+
 def default_paths() -> tuple[Path, Path, Path]:
-    """cases.jsonl.gz, profiles.jsonl.gz and profiles.yaml beside the repository."""
-    base = conformance_dir()
-    return base / "cases.jsonl.gz", base / "profiles.jsonl.gz", base / "profiles.yaml"
+    """The v1.35.4 recording's cases.jsonl.gz, profiles.jsonl.gz and profiles.yaml."""
+    rec = RECORDINGS[0]
+    return rec.cases, rec.profiles, rec.profiles_yaml
 
 
 def real_pods_path() -> Path:
-    """real-pods.jsonl.gz: sidecars, pod-level resources, owners, namespaces, ... (default
-    profile)."""
-    return conformance_dir() / "real-pods.jsonl.gz"
+    """The v1.35.4 recording's real-pods.jsonl.gz."""
+    return RECORDINGS[0].real_pods
 
 
 def preemption_path() -> Path:
-    """preemption.jsonl.gz, beside cases.jsonl.gz."""
-    return conformance_dir() / "preemption.jsonl.gz"
+    """The v1.35.4 recording's preemption.jsonl.gz."""
+    return RECORDINGS[0].preemption
 
 
 def load_cases(path: Path) -> Iterator[dict[str, Any]]:
@@ -106,11 +154,14 @@ class CaseResult:
 
 
 def _engine_for(
-    case: Mapping[str, Any], config: SchedulerConfig | None, preemption: bool = False
+    case: Mapping[str, Any], config: SchedulerConfig | None, preemption: bool = False,
+    version: EmulatedVersion = DEFAULT_EMULATED_VERSION,
 ) -> Engine:
     pct = case.get("percentageOfNodesToScore", 100)
     if config is None:
-        config = parse_config({"percentageOfNodesToScore": pct})
+        config = parse_config({"percentageOfNodesToScore": pct}, emulated_version=version)
+    elif config.emulated_version is not version:
+        raise ValueError(f"configuration for {config.emulated_version}, cases for {version}")
     if not preemption:
         # recorded without PostFilter: kube's messages there carry no preemption suffix
         config = dataclasses.replace(
@@ -157,11 +208,17 @@ def _to_domain(case: Mapping[str, Any]) -> tuple[SnapshotUpdate, Any]:
     )
 
 
-def run_case(case: Mapping[str, Any], config: SchedulerConfig | None = None) -> CaseResult:
-    """Compare one recorded case with our engine, aspect by aspect, as the README asks."""
+def run_case(
+    case: Mapping[str, Any], config: SchedulerConfig | None = None,
+    version: EmulatedVersion | None = None,
+) -> CaseResult:
+    """Compare one recorded case with our engine, aspect by aspect, as the README asks,
+    emulating `version` (the configuration's when given, else the default release)."""
     res = CaseResult(case["id"], tuple(case.get("features", ())))
     exp = case["expected"]
-    engine = _engine_for(case, config)
+    if version is None:
+        version = config.emulated_version if config is not None else DEFAULT_EMULATED_VERSION
+    engine = _engine_for(case, config, version=version)
     try:
         upd, pod = _to_domain(case)
         cluster = engine.cluster("conformance")
@@ -184,7 +241,9 @@ def run_case(case: Mapping[str, Any], config: SchedulerConfig | None = None) -> 
     return res
 
 
-def run_preemption_case(case: Mapping[str, Any]) -> CaseResult:
+def run_preemption_case(
+    case: Mapping[str, Any], version: EmulatedVersion = DEFAULT_EMULATED_VERSION
+) -> CaseResult:
     """A preemption.jsonl.gz case, read as a user reads a cluster (one `kind: List` through
     the client's load_cluster): the node verdicts as in run_case, then, when nothing fits,
     every candidate with its victims, the nominated node and the message with its suffix."""
@@ -192,7 +251,7 @@ def run_preemption_case(case: Mapping[str, Any]) -> CaseResult:
 
     res = CaseResult(case["id"])
     exp = case["expected"]
-    engine = _engine_for(case, None, preemption=True)
+    engine = _engine_for(case, None, preemption=True, version=version)
     try:
         listing = {
             "kind": "List",
@@ -326,47 +385,83 @@ class Report:
         return "\n".join(lines)
 
 
-def run_all(cases: Iterable[Mapping[str, Any]], config: SchedulerConfig | None = None) -> Report:
+def run_all(
+    cases: Iterable[Mapping[str, Any]], config: SchedulerConfig | None = None,
+    version: EmulatedVersion | None = None,
+) -> Report:
     rep = Report()
     for c in cases:
-        rep.add(run_case(c, config))
+        rep.add(run_case(c, config, version))
     return rep
 
 
-def profiles_config(path: Path) -> SchedulerConfig:
+def profiles_config(
+    path: Path, version: EmulatedVersion = DEFAULT_EMULATED_VERSION
+) -> SchedulerConfig:
     with open(path, encoding="utf-8") as f:
-        return parse_config(yaml.safe_load(f))
+        return parse_config(yaml.safe_load(f), emulated_version=version)
+
+
+def run_recording(
+    rec: Recording, cases: Path | None = None, profiles: Path | None = None,
+    profiles_yaml: Path | None = None, real_pods: Path | None = None,
+    preemption: Path | None = None,
+) -> bool:
+    """Print the agreement of every file of `rec` (or the files given) under its version;
+    True when every case agrees."""
+    version = rec.version
+    cases = cases or rec.cases
+    real_pods = real_pods or rec.real_pods
+    profiles = profiles or rec.profiles
+    profiles_yaml = profiles_yaml or rec.profiles_yaml
+    preemption = preemption or rec.preemption
+    head = f"kube-scheduler {rec.kube}, --emulated-version {version.value}"
+    ok = True
+    for path in (cases, real_pods):
+        if path is real_pods and not path.exists():
+            continue
+        print(f"{'' if path is cases else chr(10)}== {path} (default profile; {head})")
+        rep = run_all(load_cases(path), version=version)
+        print(rep.render())
+        ok &= not rep.failed_cases
+    if profiles.exists():
+        print(f"\n== {profiles} ({profiles_yaml.name}; {head})")
+        rep2 = run_all(load_cases(profiles), profiles_config(profiles_yaml, version))
+        print(rep2.render())
+        ok &= not rep2.failed_cases
+    if preemption.exists():
+        print(f"\n== {preemption} (default profile, DefaultPreemption; {head})")
+        rep3 = Report()
+        for c in load_cases(preemption):
+            rep3.add(run_preemption_case(c, version))
+        print(rep3.render())
+        ok &= not rep3.failed_cases
+    return ok
 
 
 def main(argv: list[str] | None = None) -> int:
-    cases_path, profiles_path, profiles_yaml = default_paths()
     ap = argparse.ArgumentParser(prog="python -m tools.conformance", description=__doc__)
-    ap.add_argument("--cases", type=Path, default=cases_path)
-    ap.add_argument("--profiles", type=Path, default=profiles_path)
-    ap.add_argument("--profiles-config", type=Path, default=profiles_yaml)
-    ap.add_argument("--real-pods", type=Path, default=real_pods_path())
-    ap.add_argument("--preemption", type=Path, default=preemption_path())
+    ap.add_argument("--version", choices=[v.value for v in EmulatedVersion],
+                    help="one release's recordings (default: both, each under its version)")
+    ap.add_argument("--cases", type=Path)
+    ap.add_argument("--profiles", type=Path)
+    ap.add_argument("--profiles-config", type=Path)
+    ap.add_argument("--real-pods", type=Path)
+    ap.add_argument("--preemption", type=Path)
     args = ap.parse_args(argv)
+    recordings = [r for r in RECORDINGS if args.version in (None, r.version.value)]
     ok = True
-    for path in (args.cases, args.real_pods):
-        if path is args.real_pods and not path.exists():
+    for i, rec in enumerate(recordings):
+        if not rec.cases.exists() and args.cases is None:
+            print(f"{chr(10) if i else ''}### {rec.kube}: {rec.base} is missing, skipped")
+            ok = False
             continue
-        print(f"{'' if path is args.cases else chr(10)}== {path} (default profile)")
-        rep = run_all(load_cases(path))
-        print(rep.render())
-        ok &= not rep.failed_cases
-    if args.profiles.exists():
-        print(f"\n== {args.profiles} ({args.profiles_config.name})")
-        rep2 = run_all(load_cases(args.profiles), profiles_config(args.profiles_config))
-        print(rep2.render())
-        ok &= not rep2.failed_cases
-    if args.preemption.exists():
-        print(f"\n== {args.preemption} (default profile, DefaultPreemption)")
-        rep3 = Report()
-        for c in load_cases(args.preemption):
-            rep3.add(run_preemption_case(c))
-        print(rep3.render())
-        ok &= not rep3.failed_cases
+        print(f"{chr(10) if i else ''}### kube-scheduler {rec.kube} (--emulated-version "
+              f"{rec.version.value}): {os.path.relpath(rec.base)}\n")
+        ok &= run_recording(
+            rec, args.cases, args.profiles, args.profiles_config, args.real_pods,
+            args.preemption,
+        )
     return 0 if ok else 1
 
 

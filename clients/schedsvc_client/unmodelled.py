@@ -1,4 +1,4 @@
-"""Fields of a pod kube-scheduler v1.35 acts on and schedsvc does not model: refused or reported.
+"""Fields of a pod kube-scheduler acts on and schedsvc does not model: refused or reported.
 
 A pod to schedule that uses one of them would get an answer kube would not give (a PVC it may
 never bind, a scheduling gate that keeps it pending, ...). By default the reader refuses it with
@@ -54,6 +54,15 @@ RESOURCE_CLAIMS = (
     "DynamicResources allocates the claims' devices from ResourceSlices and filters nodes by them"
 )
 DELETING = "kube-scheduler does not schedule a pod that is being deleted"
+_DECLARED = (
+    "kube-scheduler v1.37's NodeDeclaredFeatures filter places the pod only on nodes declaring "
+    "the feature {} in status.declaredFeatures, which we do not model"
+)
+# (the field as reported, the feature kube infers from it: component-helpers v0.37.2
+# nodedeclaredfeatures/features, the only ones whose InferForScheduling is not always false)
+RESTART_ALL_CONTAINERS = _DECLARED.format("RestartAllContainersOnContainerExits")
+HOST_NETWORK_USER_NAMESPACES = _DECLARED.format("UserNamespacesHostNetworkSupport")
+BIND_MOUNT_OPTIONS = _DECLARED.format("VolumeBindMountOptions")
 STATUS_RESOURCES = (
     "kube scores a pending pod with its status resources (in-place resize) but filters it on "
     "its spec"
@@ -160,6 +169,7 @@ def audit_pending_pod(obj: Mapping[str, Any], path: str, policy: FieldPolicy, po
                 policy.unmodelled(
                     f"spec.volumes[].{source}", why, f"{volumes_path}[{i}].{source}", pod
                 )
+    _audit_declared_features(spec, path, policy, pod)
     for key in ("containerStatuses", "initContainerStatuses"):
         list_path = join(path, f"status.{key}")
         for i, cs in enumerate(as_list(status.get(key), list_path)):
@@ -168,4 +178,38 @@ def audit_pending_pod(obj: Mapping[str, Any], path: str, policy: FieldPolicy, po
                 if cs.get(sub) is not None:
                     policy.unmodelled(
                         f"status.{key}[].{sub}", STATUS_RESOURCES, f"{list_path}[{i}].{sub}", pod
+                    )
+
+
+def _audit_declared_features(
+    spec: Mapping[str, Any], path: str, policy: FieldPolicy, pod: str
+) -> None:
+    """What makes kube v1.37's NodeDeclaredFeatures require a node feature (its PreFilter
+    skips every other pod): a restart rule RestartAllContainers, hostNetwork with
+    hostUsers: false, a volumeMount's bindMountOptions."""
+    if spec.get("hostNetwork") is True and spec.get("hostUsers") is False:
+        policy.unmodelled(
+            "spec.hostUsers", HOST_NETWORK_USER_NAMESPACES + " (hostNetwork with hostUsers: false)",
+            join(path, "spec.hostUsers"), pod,
+        )
+    for key in ("containers", "initContainers", "ephemeralContainers"):
+        list_path = join(path, f"spec.{key}")
+        for i, c in enumerate(as_list(spec.get(key), list_path)):
+            c = as_object(c, f"{list_path}[{i}]")
+            rules_path = f"{list_path}[{i}].restartPolicyRules"
+            if key != "ephemeralContainers":
+                for j, rule in enumerate(as_list(c.get("restartPolicyRules"), rules_path)):
+                    rule = as_object(rule, f"{rules_path}[{j}]")
+                    if rule.get("action") == "RestartAllContainers":
+                        policy.unmodelled(
+                            f"spec.{key}[].restartPolicyRules[].action: RestartAllContainers",
+                            RESTART_ALL_CONTAINERS, f"{rules_path}[{j}].action", pod,
+                        )
+            mounts_path = f"{list_path}[{i}].volumeMounts"
+            for j, m in enumerate(as_list(c.get("volumeMounts"), mounts_path)):
+                m = as_object(m, f"{mounts_path}[{j}]")
+                if as_list(m.get("bindMountOptions"), f"{mounts_path}[{j}].bindMountOptions"):
+                    policy.unmodelled(
+                        f"spec.{key}[].volumeMounts[].bindMountOptions", BIND_MOUNT_OPTIONS,
+                        f"{mounts_path}[{j}].bindMountOptions", pod,
                     )

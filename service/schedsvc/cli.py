@@ -11,10 +11,11 @@ from collections.abc import Sequence
 
 import grpc
 
-from .config import default_config, load_config
+from .config import SchedulerConfig, default_config, load_config
 from .engine.nomination_bound import DEFAULT_MAX_NOMINATED_PODS
 from .engine.scheduler import Engine
 from .errors import ConfigError
+from .framework.feature import DEFAULT_EMULATED_VERSION, parse_emulated_version
 from .observability.setup import setup_observability, tracing_requested
 from .server.app import Server, ServerOptions
 from .server.auth import TokenAuthInterceptor, load_tokens
@@ -22,7 +23,7 @@ from .server.counts import DEFAULT_MAX_ITEMS
 from .server.servicer import Limits
 from .server.tls import server_credentials
 
-__all__ = ["main", "build_parser", "parse_feature_gates"]
+__all__ = ["main", "build_parser", "parse_feature_gates", "scheduler_config"]
 
 KNOWN_GATES = {"OpportunisticBatching": True}
 
@@ -82,6 +83,11 @@ def build_parser() -> argparse.ArgumentParser:
                    "OTEL_EXPORTER_OTLP_INSECURE, OTEL_EXPORTER_OTLP_HEADERS, OTEL_SERVICE_NAME "
                    "(default schedsvc), OTEL_RESOURCE_ATTRIBUTES, OTEL_TRACES_SAMPLER[_ARG], "
                    "OTEL_BSP_SCHEDULE_DELAY")
+    s.add_argument("--emulated-version",
+                   default=_env("EMULATED_VERSION", DEFAULT_EMULATED_VERSION.value),
+                   help="the kube-scheduler release whose decisions to reproduce: 1.37 "
+                   "(v1.37.2) or 1.35 (v1.35.4); kube's own compatibility flag "
+                   "(default %(default)s)")
     s.add_argument("--feature-gates", default=_env("FEATURE_GATES", ""),
                    help="kube syntax, e.g. OpportunisticBatching=false")
     s.add_argument("--seed", type=int, default=int(_env("SEED", "-1")),
@@ -224,10 +230,17 @@ def _security(
     return interceptors, creds
 
 
+def scheduler_config(args: argparse.Namespace) -> SchedulerConfig:
+    """The configuration (--config, or kube's default) as the --emulated-version reads it;
+    ConfigError when either is wrong."""
+    version = parse_emulated_version(args.emulated_version)
+    return load_config(args.config, version) if args.config else default_config(version)
+
+
 def serve(args: argparse.Namespace) -> int:
     _setup_logging(args.log_level, args.log_format)
     try:
-        config = load_config(args.config) if args.config else default_config()
+        config = scheduler_config(args)
         gates = parse_feature_gates(args.feature_gates)
     except ConfigError as exc:
         print(f"schedsvc: configuration error: {exc}", file=sys.stderr)
@@ -283,6 +296,10 @@ def serve(args: argparse.Namespace) -> int:
     server = Server(engine, options).start()
     obs.attach_server(server.aio_servicer.counts)
     server.install_signal_handlers()
+    logging.getLogger("schedsvc").info(
+        "reproducing kube-scheduler %s (--emulated-version %s)",
+        config.emulated_version.kube, config.emulated_version.value,
+    )
     print(f"schedsvc listening on port {server.port}", flush=True)
     server.wait()
     obs.shutdown()

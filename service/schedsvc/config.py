@@ -16,6 +16,7 @@ from typing import Any
 import yaml
 
 from .errors import ConfigError
+from .framework.feature import DEFAULT_EMULATED_VERSION, EmulatedVersion, Features
 from .plugins.default_preemption import DefaultPreemptionArgs
 from .plugins.registry import NOOP_PLUGINS, Registry, in_tree_registry
 
@@ -28,14 +29,16 @@ __all__ = [
     "load_config",
     "parse_config",
     "default_config",
+    "default_multipoint",
 ]
 
 DEFAULT_SCHEDULER_NAME = "default-scheduler"
 DEFAULT_PARALLELISM = 16
 API_VERSION = "kubescheduler.config.k8s.io/v1"
 
-# kube v1.35 getDefaultPlugins(): the default profile's multiPoint set, in order, with weights.
-DEFAULT_MULTIPOINT: tuple[tuple[str, int], ...] = (
+# kube v1.35.4 getDefaultPlugins(): the default profile's multiPoint set, in order, with
+# weights (DynamicResources, which applyFeatureGates inserts, is a no-op here and left out).
+DEFAULT_MULTIPOINT_1_35: tuple[tuple[str, int], ...] = (
     ("SchedulingGates", 0),
     ("PrioritySort", 0),
     ("NodeUnschedulable", 0),
@@ -55,6 +58,30 @@ DEFAULT_MULTIPOINT: tuple[tuple[str, int], ...] = (
     ("ImageLocality", 1),
     ("DefaultBinder", 0),
 )
+
+
+def _node_name_first(plugins: tuple[tuple[str, int], ...]) -> tuple[tuple[str, int], ...]:
+    out = list(plugins)
+    i, j = out.index(("NodeUnschedulable", 0)), out.index(("NodeName", 0))
+    out[i], out[j] = out[j], out[i]
+    return tuple(out)
+
+
+# kube v1.37.2: NodeName runs before NodeUnschedulable, and the NodeDeclaredFeatures gate (GA)
+# appends its plugin (a no-op here: the client refuses the pod fields it reads).
+DEFAULT_MULTIPOINT_1_37: tuple[tuple[str, int], ...] = (
+    *_node_name_first(DEFAULT_MULTIPOINT_1_35),
+    ("NodeDeclaredFeatures", 0),
+)
+# the default release's
+DEFAULT_MULTIPOINT = DEFAULT_MULTIPOINT_1_37
+
+
+def default_multipoint(features: Features) -> tuple[tuple[str, int], ...]:
+    """The default profile's multiPoint set of the emulated release."""
+    if features.emulated_version is EmulatedVersion.V1_35:
+        return DEFAULT_MULTIPOINT_1_35
+    return DEFAULT_MULTIPOINT_1_37
 
 # Which of our extension points each in-tree plugin implements.
 IMPLEMENTS: dict[str, frozenset[str]] = {
@@ -108,6 +135,8 @@ class ProfileConfig:
     batching: BatchingConfig = field(default_factory=BatchingConfig)
     # DefaultPreemption's args when the profile's postFilter runs it; None when disabled
     preemption: DefaultPreemptionArgs | None = None
+    # the emulated kube-scheduler release, for the plugins and preemption (--emulated-version)
+    features: Features = field(default_factory=Features)
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,6 +144,9 @@ class SchedulerConfig:
     profiles: tuple[ProfileConfig, ...]
     parallelism: int = DEFAULT_PARALLELISM
     percentage_of_nodes_to_score: int = 0  # 0 = adaptive
+    # the kube-scheduler release whose decisions we reproduce (--emulated-version); every
+    # profile carries it in its `features`
+    emulated_version: EmulatedVersion = DEFAULT_EMULATED_VERSION
 
 
 def _plugin_list(raw: Any, where: str) -> list[tuple[str, int]]:
@@ -163,7 +195,8 @@ def _check_known(name: str, registry: Registry, where: str) -> None:
 
 
 def _parse_profile(
-    raw: Mapping[str, Any], idx: int, registry: Registry, global_args: Mapping[str, Any]
+    raw: Mapping[str, Any], idx: int, registry: Registry, global_args: Mapping[str, Any],
+    features: Features,
 ) -> ProfileConfig:
     where = f"profiles[{idx}]"
     known = {"schedulerName", "plugins", "pluginConfig", "percentageOfNodesToScore", "batching"}
@@ -198,7 +231,7 @@ def _parse_profile(
         sets[point] = (enabled, disabled)
 
     mp_enabled, mp_disabled = sets.get("multiPoint", ([], set()))
-    multipoint = _merge_plugin_set(list(DEFAULT_MULTIPOINT), mp_enabled, mp_disabled)
+    multipoint = _merge_plugin_set(list(default_multipoint(features)), mp_enabled, mp_disabled)
     seen: set[str] = set()
     for n, _ in multipoint:
         if n in seen:
@@ -266,6 +299,7 @@ def _parse_profile(
         percentage_of_nodes_to_score=pct,
         batching=_parse_batching(raw.get("batching"), f"{where}.batching"),
         preemption=_preemption(sets, multipoint, args),
+        features=features,
     )
 
 
@@ -333,8 +367,15 @@ def _duration(raw: Any, where: str) -> float:
     raise ConfigError(where, f"invalid duration {raw!r}")
 
 
-def parse_config(raw: Mapping[str, Any], registry: Registry | None = None) -> SchedulerConfig:
+def parse_config(
+    raw: Mapping[str, Any],
+    registry: Registry | None = None,
+    emulated_version: EmulatedVersion = DEFAULT_EMULATED_VERSION,
+) -> SchedulerConfig:
+    """The configuration as kube-scheduler `emulated_version` reads it (its default
+    profile's plugins and their order differ between releases)."""
     registry = registry or in_tree_registry()
+    features = Features(emulated_version)
     if not isinstance(raw, Mapping):
         raise ConfigError("", "configuration must be a mapping")
     api = raw.get("apiVersion", API_VERSION)
@@ -378,22 +419,26 @@ def parse_config(raw: Mapping[str, Any], registry: Registry | None = None) -> Sc
     for i, p in enumerate(raw_profiles):
         if not isinstance(p, Mapping):
             raise ConfigError(f"profiles[{i}]", "must be a mapping")
-        prof = _parse_profile(p, i, registry, {})
+        prof = _parse_profile(p, i, registry, {}, features)
         if prof.scheduler_name in names:
             raise ConfigError(f"profiles[{i}].schedulerName", "duplicate scheduler name")
         names.add(prof.scheduler_name)
         profiles.append(prof)
-    return SchedulerConfig(tuple(profiles), par, pct)
+    return SchedulerConfig(tuple(profiles), par, pct, emulated_version)
 
 
-def load_config(path: str) -> SchedulerConfig:
+def load_config(
+    path: str, emulated_version: EmulatedVersion = DEFAULT_EMULATED_VERSION
+) -> SchedulerConfig:
     try:
         with open(path, encoding="utf-8") as f:
             raw = yaml.safe_load(f)
     except (OSError, yaml.YAMLError) as exc:
         raise ConfigError("config", str(exc)) from exc
-    return parse_config(raw or {})
+    return parse_config(raw or {}, emulated_version=emulated_version)
 
 
-def default_config() -> SchedulerConfig:
-    return parse_config({})
+def default_config(
+    emulated_version: EmulatedVersion = DEFAULT_EMULATED_VERSION,
+) -> SchedulerConfig:
+    return parse_config({}, emulated_version=emulated_version)

@@ -97,7 +97,7 @@ class Framework:
                 if n not in names:
                     names.append(n)
         self.plugins: dict[str, Plugin] = {
-            n: registry.new(n, profile.plugin_args.get(n)) for n in names
+            n: registry.new(n, profile.plugin_args.get(n), profile.features) for n in names
         }
         self.pre_filter: list[PreFilterPlugin] = [
             p for n in profile.points["preFilter"]

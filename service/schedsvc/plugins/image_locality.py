@@ -18,6 +18,7 @@ import numpy as np
 
 from ..errors import ConfigError
 from ..framework import MAX_NODE_SCORE, PluginTraits, Rows
+from ..framework.feature import DEFAULT_FEATURES, Features
 from ..framework.podinfo import PodInfo
 from ..framework.snapshot import IntArray, Snapshot, normalized_image_name
 
@@ -86,7 +87,9 @@ class ImageLocality:
         return json.dumps(sorted(_images(pod)), separators=(",", ":")).encode()
 
 
-def new(args: Mapping[str, Any] | None) -> ImageLocality:
+def new(
+    args: Mapping[str, Any] | None, features: Features = DEFAULT_FEATURES
+) -> ImageLocality:
     if args:
         raise ConfigError(f"pluginConfig[{NAME}].args", "takes no arguments")
     return ImageLocality()

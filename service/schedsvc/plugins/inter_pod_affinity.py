@@ -47,6 +47,7 @@ from ..framework.affinity_index import (
     pod_has_pod_affinity,
     topology_counts,
 )
+from ..framework.feature import DEFAULT_FEATURES, Features
 from ..framework.podinfo import PodInfo
 from ..framework.snapshot import BoolArray, IntArray, Snapshot
 from ..model import LabelSelector, Pod, PodAffinityTerm, WeightedPodAffinityTerm
@@ -390,5 +391,7 @@ class InterPodAffinity:
         return json.dumps([p.namespace, sorted(p.labels.items())], separators=(",", ":")).encode()
 
 
-def new(args: Mapping[str, Any] | None) -> InterPodAffinity:
+def new(
+    args: Mapping[str, Any] | None, features: Features = DEFAULT_FEATURES
+) -> InterPodAffinity:
     return InterPodAffinity(InterPodAffinityArgs.parse(args))

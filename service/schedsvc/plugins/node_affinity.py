@@ -27,6 +27,7 @@ from ..framework import (
     Skip,
     default_normalize_score,
 )
+from ..framework.feature import DEFAULT_FEATURES, Features
 from ..framework.podinfo import PodInfo
 from ..framework.snapshot import IntArray, Snapshot
 from ..model import (
@@ -311,5 +312,7 @@ class NodeAffinity:
         return json.dumps(obj, separators=(",", ":")).encode()
 
 
-def new(args: Mapping[str, Any] | None) -> NodeAffinity:
+def new(
+    args: Mapping[str, Any] | None, features: Features = DEFAULT_FEATURES
+) -> NodeAffinity:
     return NodeAffinity(NodeAffinityArgs.parse(args))

@@ -9,6 +9,7 @@ import numpy as np
 
 from ..errors import ConfigError
 from ..framework import Code, FilterResult, PluginTraits, Rows
+from ..framework.feature import DEFAULT_FEATURES, Features
 from ..framework.podinfo import PodInfo
 from ..framework.snapshot import Snapshot
 
@@ -36,7 +37,9 @@ class NodeName:
         return pod.pod.node_name.encode()
 
 
-def new(args: Mapping[str, Any] | None) -> NodeName:
+def new(
+    args: Mapping[str, Any] | None, features: Features = DEFAULT_FEATURES
+) -> NodeName:
     if args:
         raise ConfigError(f"pluginConfig[{NAME}].args", "takes no arguments")
     return NodeName()

@@ -16,6 +16,7 @@ import numpy as np
 
 from ..errors import ConfigError
 from ..framework import SKIP, Code, FilterResult, PluginTraits, PreFilterResult, Rows, Skip
+from ..framework.feature import DEFAULT_FEATURES, Features
 from ..framework.podinfo import HostPort, PodInfo
 from ..framework.snapshot import BoolArray, Snapshot
 
@@ -72,7 +73,9 @@ class NodePorts:
         return json.dumps(sorted(wanted_ports(pod)), separators=(",", ":")).encode()
 
 
-def new(args: Mapping[str, Any] | None) -> NodePorts:
+def new(
+    args: Mapping[str, Any] | None, features: Features = DEFAULT_FEATURES
+) -> NodePorts:
     if args:
         raise ConfigError(f"pluginConfig[{NAME}].args", "takes no arguments")
     return NodePorts()

@@ -3,8 +3,11 @@
 kube's noderesources/balanced_allocation.go. Unlike NodeResourcesFit's scoring it reads the
 plain requests (useRequested: no 100m/200Mi defaults) of the pod and of the node, and PreScore
 returns Skip for a pod that requests none of the configured resources (kubernetes#129138), so
-such a pod scores 0 here on every node. Score = int((1 - std) * 100) over the fractions
-requested/allocatable, each capped at 1. There is no NormalizeScore.
+such a pod scores 0 here on every node. The balance of a node is int((1 - std) * 100) over the
+fractions requested/allocatable, each capped at 1. kube v1.35 scores the balance with the pod;
+v1.37 scores the change the pod makes, 50 + (50 + balanceWithPod - balanceWithoutPod) / 2
+(around 75 when the pod barely changes it, towards 100 when it improves it), which the
+emulated version selects. There is no NormalizeScore.
 """
 
 from __future__ import annotations
@@ -17,17 +20,23 @@ import numpy as np
 
 from ..errors import ConfigError
 from ..framework import SKIP, PluginTraits, Rows, Skip
+from ..framework.feature import DEFAULT_FEATURES, Features
 from ..framework.podinfo import PodInfo
 from ..framework.snapshot import IntArray, Snapshot
 from .resource_scoring import (
     DEFAULT_RESOURCES,
     ResourceSpec,
     balanced_allocation,
+    balanced_allocation_change,
     gather,
     parse_resources,
     reject_unknown_keys,
 )
-from .resource_scoring_one import balanced_allocation_one, gather_one
+from .resource_scoring_one import (
+    balanced_allocation_change_one,
+    balanced_allocation_one,
+    gather_one,
+)
 
 __all__ = ["NAME", "NodeResourcesBalancedAllocationArgs", "NodeResourcesBalancedAllocation", "new"]
 
@@ -73,8 +82,12 @@ class NodeResourcesBalancedAllocation:
         pre_score_assume_stable=True,  # reads only the pod
     )
 
-    def __init__(self, args: NodeResourcesBalancedAllocationArgs) -> None:
+    def __init__(
+        self, args: NodeResourcesBalancedAllocationArgs, features: Features = DEFAULT_FEATURES
+    ) -> None:
         self.args = args
+        # v1.37: the change in balance the pod makes; v1.35: the balance with the pod
+        self.scores_change = features.balanced_allocation_scores_change
 
     def _pod_requests(self, pod: PodInfo) -> tuple[int, ...]:
         req = pod.requests  # useRequested: no non-zero defaults
@@ -98,6 +111,8 @@ class NodeResourcesBalancedAllocation:
             if not any(state):
                 return np.zeros(len(rows), dtype=np.int64)
         alloc, req = gather(snap, rows, self.args.resources, state, use_requested=True)
+        if self.scores_change:
+            return balanced_allocation_change(alloc, req, state)
         return balanced_allocation(alloc, req)
 
     def score_one(
@@ -108,6 +123,8 @@ class NodeResourcesBalancedAllocation:
             if not any(state):
                 return 0
         a, r = gather_one(snap, row, self.args.resources, state, use_requested=True)
+        if self.scores_change:
+            return balanced_allocation_change_one(a, r, state)
         return balanced_allocation_one(a, r)
 
     def normalize(self, state: Any, pod: PodInfo, scores: IntArray) -> IntArray:
@@ -121,6 +138,10 @@ class NodeResourcesBalancedAllocation:
         )
 
 
-def new(args: Mapping[str, Any] | None) -> NodeResourcesBalancedAllocation:
-    return NodeResourcesBalancedAllocation(NodeResourcesBalancedAllocationArgs.parse(args))
+def new(
+    args: Mapping[str, Any] | None, features: Features = DEFAULT_FEATURES
+) -> NodeResourcesBalancedAllocation:
+    return NodeResourcesBalancedAllocation(
+        NodeResourcesBalancedAllocationArgs.parse(args), features
+    )
 

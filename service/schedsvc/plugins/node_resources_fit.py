@@ -17,6 +17,7 @@ import numpy as np
 
 from ..errors import ConfigError
 from ..framework import Code, FilterResult, PluginTraits, PreFilterResult, Rows
+from ..framework.feature import DEFAULT_FEATURES, Features
 from ..framework.podinfo import PodInfo
 from ..framework.snapshot import BoolArray, IntArray, Snapshot
 from ..model import CPU, EPHEMERAL_STORAGE, MAX_QUANTITY, MEMORY, PODS
@@ -395,5 +396,7 @@ class NodeResourcesFit:
         return encode_requests(pod.requests) + b"|" + scored
 
 
-def new(args: Mapping[str, Any] | None) -> NodeResourcesFit:
+def new(
+    args: Mapping[str, Any] | None, features: Features = DEFAULT_FEATURES
+) -> NodeResourcesFit:
     return NodeResourcesFit(NodeResourcesFitArgs.parse(args))

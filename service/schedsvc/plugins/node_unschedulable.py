@@ -9,6 +9,7 @@ import numpy as np
 
 from ..errors import ConfigError
 from ..framework import Code, FilterResult, PluginTraits, Rows
+from ..framework.feature import DEFAULT_FEATURES, Features
 from ..framework.podinfo import PodInfo
 from ..framework.snapshot import Snapshot
 from ..model import Taint
@@ -41,7 +42,9 @@ class NodeUnschedulable:
         return b"1" if tolerated else b"0"
 
 
-def new(args: Mapping[str, Any] | None) -> NodeUnschedulable:
+def new(
+    args: Mapping[str, Any] | None, features: Features = DEFAULT_FEATURES
+) -> NodeUnschedulable:
     if args:
         raise ConfigError(f"pluginConfig[{NAME}].args", "takes no arguments")
     return NodeUnschedulable()

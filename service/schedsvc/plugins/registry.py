@@ -12,10 +12,12 @@ from typing import Any
 
 from ..errors import ConfigError
 from ..framework import Plugin
+from ..framework.feature import DEFAULT_FEATURES, Features
 
 __all__ = ["Registry", "in_tree_registry", "NOOP_PLUGINS"]
 
-Factory = Callable[[Mapping[str, Any] | None], Plugin]
+# kube's PluginFactory: the plugin's args and the emulated release's features
+Factory = Callable[[Mapping[str, Any] | None, Features], Plugin]
 
 # Kube plugins that act on objects this service does not hold (volumes, claims, gates, the
 # queue, preemption, binding): with none of those objects they never reject and score 0, so a
@@ -51,12 +53,14 @@ class Registry:
     def names(self) -> list[str]:
         return sorted(self._factories)
 
-    def new(self, name: str, args: Mapping[str, Any] | None) -> Plugin:
+    def new(
+        self, name: str, args: Mapping[str, Any] | None, features: Features = DEFAULT_FEATURES
+    ) -> Plugin:
         module = self._factories.get(name)
         if module is None:
             raise ConfigError("plugins", f"unknown plugin {name!r}")
         factory: Factory = importlib.import_module(module).new
-        return factory(args)
+        return factory(args, features)
 
 
 def in_tree_registry() -> Registry:

@@ -37,6 +37,7 @@ __all__ = [
     "requested_to_capacity_ratio",
     "broken_linear",
     "balanced_allocation",
+    "balanced_allocation_change",
     "encode_requests",
 ]
 
@@ -302,6 +303,26 @@ def balanced_allocation(alloc: IntArray, req: IntArray) -> IntArray:
                 acc = acc + np.where(present[j], d * d, 0.0)
             std = np.where(many, np.sqrt(acc / np.maximum(count, 1)), std)
     out: IntArray = ((1 - std) * float(MAX_NODE_SCORE)).astype(np.int64)
+    return out
+
+
+def balanced_allocation_change(
+    alloc: IntArray, req: IntArray, pod_requests: Sequence[int]
+) -> IntArray:
+    """kube v1.37's balancedResourceScorer: 50 + (50 + with - without) / 2 in Go's integers.
+
+    `with` is balanced_allocation over (alloc, req), req including the pod as gather returns
+    it; `without` the same over the node's requests without the pod (req minus the pod's
+    request of each resource the node has: the entries kube fills, zero elsewhere). Each
+    balance score lies in [50, 100] (a std of fractions in [0, 1] is at most 1/2), so the
+    sum is never negative and Go's truncating division is a floor; truncated all the same.
+    """
+    pod = np.asarray(pod_requests, dtype=np.int64).reshape(-1, 1)
+    without = np.where(alloc != 0, req - pod, 0)
+    half = MAX_NODE_SCORE // 2
+    delta = half + balanced_allocation(alloc, req) - balanced_allocation(alloc, without)
+    q = np.abs(delta) // 2
+    out: IntArray = half + np.where(delta < 0, -q, q)
     return out
 
 

@@ -22,6 +22,7 @@ __all__ = [
     "most_allocated_one",
     "requested_to_capacity_ratio_one",
     "balanced_allocation_one",
+    "balanced_allocation_change_one",
 ]
 
 
@@ -143,3 +144,14 @@ def balanced_allocation_one(alloc: list[int], req: list[int]) -> int:
             acc += (f - mean) * (f - mean)
         std = math.sqrt(acc / len(fracs))
     return int((1 - std) * float(MAX_NODE_SCORE))
+
+
+def balanced_allocation_change_one(
+    alloc: list[int], req: list[int], pod_requests: Sequence[int]
+) -> int:
+    """balanced_allocation_change on one row: 50 + (50 + with - without) / 2, Go's division."""
+    without = [r - p if a != 0 else 0 for a, r, p in zip(alloc, req, pod_requests, strict=True)]
+    half = MAX_NODE_SCORE // 2
+    delta = half + balanced_allocation_one(alloc, req) - balanced_allocation_one(alloc, without)
+    q = abs(delta) // 2
+    return half + (-q if delta < 0 else q)

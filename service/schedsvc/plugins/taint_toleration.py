@@ -17,6 +17,7 @@ import numpy as np
 
 from ..errors import ConfigError
 from ..framework import Code, FilterResult, PluginTraits, Rows, default_normalize_score
+from ..framework.feature import DEFAULT_FEATURES, Features
 from ..framework.podinfo import PodInfo
 from ..framework.snapshot import BoolArray, IntArray, Snapshot
 from ..model import Taint, Toleration
@@ -105,7 +106,9 @@ class TaintToleration:
         return json.dumps(tols, separators=(",", ":")).encode()
 
 
-def new(args: Mapping[str, Any] | None) -> TaintToleration:
+def new(
+    args: Mapping[str, Any] | None, features: Features = DEFAULT_FEATURES
+) -> TaintToleration:
     if args:
         raise ConfigError(f"pluginConfig[{NAME}].args", "takes no arguments")
     return TaintToleration()

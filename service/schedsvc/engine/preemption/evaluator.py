@@ -17,6 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ...framework import Code, Rows
+from ...framework.feature import Features
 from ...framework.podinfo import PodInfo
 from ...framework.snapshot import IntArray, PodRecord, Snapshot
 from ...model import PodDisruptionBudget
@@ -39,7 +40,9 @@ from .select_victims import (
 )
 from .victim_table import VictimTable
 
-__all__ = ["Victim", "Candidate", "PreemptionResult", "preempt", "potential_rows"]
+__all__ = [
+    "Victim", "Candidate", "PreemptionResult", "placement_message", "preempt", "potential_rows",
+]
 
 # rows evaluated per vectorized block beyond the candidates still wanted
 _MIN_BLOCK = 256
@@ -62,8 +65,10 @@ class Candidate:
 
 @dataclass(frozen=True, slots=True)
 class PreemptionResult:
-    """`message` is the PostFilter message kube appends to the FitError ("preemption: ..."),
-    empty when a node was nominated. `candidates` are filled only when asked for."""
+    """`message` is the PostFilter message kube appends to the FitError ("preemption: ...");
+    when a node was nominated, v1.37's "preemption: found a potential placement for pod on
+    node N, preempting K victims", and empty under v1.35. `candidates` are filled only when
+    asked for."""
 
     eligible: bool
     message: str
@@ -164,9 +169,23 @@ def preempt(
             )
             for i in cand.tolist()
         )
+    node = snap.node(int(out.rows[pick])).name
+    victims = tuple(_victim(r) for r in out.victims_of(pick))
     return PreemptionResult(
-        True, "", snap.node(int(out.rows[pick])).name,
-        tuple(_victim(r) for r in out.victims_of(pick)), candidates,
+        True, placement_message(fw.profile.features, node, len(victims)), node, victims,
+        candidates,
+    )
+
+
+def placement_message(features: Features, node: str, num_victims: int) -> str:
+    """Evaluator.Preempt's Success message after a nomination, as DefaultPreemption's
+    PostFilter prefixes it (v1.37; v1.35 returned none). kube counts victims as is: "1
+    victims"."""
+    if not features.preemption_reports_placement:
+        return ""
+    return (
+        f"preemption: found a potential placement for pod on node {node}, "
+        f"preempting {num_victims} victims"
     )
 
 

@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 
 from ...framework import SKIP, FilterResult, PluginTraits, PreFilterResult, Rows, Skip
+from ...framework.feature import DEFAULT_FEATURES, Features
 from ...framework.podinfo import PodInfo
 from ...framework.snapshot import IntArray, Snapshot
 from ...model import Pod
@@ -139,5 +140,7 @@ class PodTopologySpread:
         ).encode()
 
 
-def new(args: Mapping[str, Any] | None) -> PodTopologySpread:
+def new(
+    args: Mapping[str, Any] | None, features: Features = DEFAULT_FEATURES
+) -> PodTopologySpread:
     return PodTopologySpread(PodTopologySpreadArgs.parse(args))
