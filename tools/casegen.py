@@ -70,7 +70,7 @@ EPHEMERAL = ("1Gi", "5Gi", "500Mi")
 # what a case can exercise; every one appears in a few hundred cases (tests/test_casegen.py)
 FEATURES = (
     "zones", "regions", "taints", "notReady", "unschedulable", "hugepages", "extendedResource",
-    "images", "limitsOnly", "initContainers", "sidecars", "podResources", "overhead",
+    "images", "limits", "initContainers", "sidecars", "podResources", "overhead",
     "nodeSelector", "nodeAffinityRequired", "nodeAffinityPreferred", "matchFields",
     "podAffinity", "podAntiAffinity", "preferredPodAffinity", "namespaceSelector",
     "affinityMatchLabelKeys", "existingPodAffinity", "topologySpread", "spreadMatchLabelKeys",
@@ -182,10 +182,13 @@ class _Case:
             req.setdefault("memory", "128Mi")
         if rng.random() < 0.2 and "memory" in req:
             limits["memory"] = req["memory"]
-        if self.chance(0.08, "limitsOnly"):  # limits stand in for missing requests
+        if self.chance(0.08, "limits"):
+            # A limit without a request: the API server defaults the request to the limit and
+            # stores both, which is what a scheduler (and the oracle, without an API server)
+            # reads; our reader defaults the same way from either form.
             for k in ("cpu", "memory"):
                 if k in req:
-                    limits[k] = req.pop(k)
+                    limits[k] = req[k]
         return req, limits
 
     def container(self, name: str, heavy: bool, gpu_ok: bool = False, huge_ok: bool = False,
