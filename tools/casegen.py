@@ -192,7 +192,10 @@ class _Case:
         return req, limits
 
     def container(self, name: str, heavy: bool, gpu_ok: bool = False, huge_ok: bool = False,
-                  ports: bool = False) -> Obj:
+                  ports: bool = False, taken: set[int] | None = None) -> Obj:
+        """One container; with `ports`, maybe a host port not in `taken` (the ports the node's
+        pods already hold: kube never binds two pods with one host port to a node, and its
+        NodeInfo would free the port when either left)."""
         req, limits = self.requests(heavy, gpu_ok, huge_ok)
         c: Obj = {"name": name, "image": self.rng.choice(sorted(IMAGES))}
         res: Obj = {}
@@ -202,8 +205,10 @@ class _Case:
             res["limits"] = limits
         if res:
             c["resources"] = res
-        if ports and self.chance(0.15, "hostPorts"):
-            port = self.rng.choice((7000, 8080, 9090))
+        port = self.rng.choice((7000, 8080, 9090))
+        if ports and (taken is None or port not in taken) and self.chance(0.15, "hostPorts"):
+            if taken is not None:
+                taken.add(port)
             c["ports"] = [{"containerPort": port, "hostPort": port,
                            "protocol": self.rng.choice(("TCP", "TCP", "UDP"))}]
         return c
@@ -304,7 +309,7 @@ class _Case:
         meta["ownerReferences"] = [_ref(self.replica_sets[key])]
         self.features.add("owners")
 
-    def bound_pod(self, node: Obj, j: int) -> Obj:
+    def bound_pod(self, node: Obj, j: int, taken: set[int]) -> Obj:
         rng = self.rng
         name = f"b{node['metadata']['name'][1:]}-{j}"
         ns = rng.choice(("default", "default", "other", "team-x"))
@@ -315,7 +320,7 @@ class _Case:
             self.owner(meta, app, ns)
         alloc = node["status"]["allocatable"]
         containers = [self.container("c", heavy=rng.random() < 0.3, gpu_ok=GPU in alloc,
-                                     huge_ok=HUGE in alloc, ports=True)]
+                                     huge_ok=HUGE in alloc, ports=True, taken=taken)]
         spec: Obj = {"nodeName": node["metadata"]["name"], "schedulerName": "default-scheduler",
                      "containers": containers}
         if rng.random() < 0.15:
@@ -344,13 +349,15 @@ class _Case:
         if self.owned and rng.random() < 0.7:
             self.owner(meta, app, ns)
         heavy = rng.random() < (0.5 if self.preemption else 0.3)
-        containers = [self.container("c", heavy, gpu_ok=True, huge_ok=True, ports=True)]
+        own: set[int] = set()  # API validation: a host port once per pod
+        containers = [self.container("c", heavy, gpu_ok=True, huge_ok=True, ports=True,
+                                     taken=own)]
         if rng.random() < 0.25:
-            containers.append(self.container("side", heavy=False, ports=True))
+            containers.append(self.container("side", heavy=False, ports=True, taken=own))
         spec: Obj = {"schedulerName": "default-scheduler", "containers": containers}
         inits: list[Obj] = []
         for k in range(rng.choice((0, 0, 0, 1, 2, 3))):
-            c = self.container(f"init{k}", heavy=rng.random() < 0.3, ports=True)
+            c = self.container(f"init{k}", heavy=rng.random() < 0.3, ports=True, taken=own)
             if rng.random() < 0.5:
                 c["restartPolicy"] = "Always"
                 self.features.add("sidecars")
@@ -539,7 +546,10 @@ def make_case(seed: int, index: int) -> Obj:
     zoned = rng.random() < 0.85
     nodes = [c.node(i, zoned) for i in range(n)]
     crowd = rng.choice((0, 1, 2, 3, 4)) + (2 if c.preemption else 0)
-    pods = [c.bound_pod(node, j) for node in nodes for j in range(rng.randint(0, crowd))]
+    pods: list[Obj] = []
+    for node in nodes:
+        taken: set[int] = set()  # host ports held on this node
+        pods += [c.bound_pod(node, j, taken) for j in range(rng.randint(0, crowd))]
     pod = c.pending_pod(nodes)
     if c.preemption:
         c.features.add("preemption")
