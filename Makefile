@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 GEN := service/schedsvc/v1
 PROTOS := $(wildcard protos/schedsvc/v1/*.proto)
 
-.PHONY: run test gen lint typecheck bench conformance clean oracle oracle-test
+.PHONY: run test gen lint typecheck bench conformance conformance-live clean oracle oracle-test
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
@@ -42,6 +42,13 @@ bench: gen
 
 conformance: gen
 	$(BIN)/python -m tools.conformance
+
+# make conformance-live [N=300] [SEED=...]: N random clusters (a fresh seed unless SEED, printed
+# first), kube v1.37.2's verdicts from tools/kube-oracle (`make oracle` first), ours compared;
+# disagreements saved to /tmp/conformance-live-<seed>/disagreements.jsonl. Non-zero on any.
+N ?= 300
+conformance-live: gen
+	$(BIN)/python -m tools.conformance_live -n $(N) $(if $(SEED),--seed $(SEED))
 
 # tools/kube-oracle: the real kube-scheduler v1.37.2 as an oracle (Go; see its README).
 # Its go.mod says go 1.26.0, which the machine's go1.26.8 builds (GOTOOLCHAIN=local). Should a

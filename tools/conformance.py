@@ -39,6 +39,7 @@ from schedsvc.server.convert import Converter
 CONVERTER = Converter()  # one server's conversion and caches
 
 __all__ = [
+    "CaseFileError",
     "CaseResult",
     "Mismatch",
     "RECORDINGS",
@@ -124,11 +125,34 @@ def preemption_path() -> Path:
     return RECORDINGS[0].preemption
 
 
+class CaseFileError(ValueError):
+    """A case file that cannot be read: missing, not JSONL, or a line that is not a case."""
+
+
 def load_cases(path: Path) -> Iterator[dict[str, Any]]:
-    with gzip.open(path, "rt", encoding="utf-8") as f:
-        for line in f:
-            if line.strip():
-                yield json.loads(line)
+    """The cases of a JSONL file, gzipped (`.gz`) or not; a bad line is a CaseFileError naming
+    the file and line."""
+    try:
+        f = gzip.open(path, "rt", encoding="utf-8") if path.suffix == ".gz" else open(
+            path, encoding="utf-8")
+    except OSError as exc:
+        raise CaseFileError(f"{path}: {exc.strerror or exc}") from None
+    with f:
+        try:
+            for n, line in enumerate(f, 1):
+                if not line.strip():
+                    continue
+                try:
+                    case = json.loads(line)
+                except json.JSONDecodeError as exc:
+                    raise CaseFileError(f"{path}:{n}: not JSON: {exc}") from None
+                missing = [k for k in ("id", "nodes", "pods", "pod") if k not in case] if \
+                    isinstance(case, dict) else ["a JSON object"]
+                if missing:
+                    raise CaseFileError(f"{path}:{n}: not a case: missing {', '.join(missing)}")
+                yield case
+        except (OSError, EOFError, UnicodeDecodeError) as exc:
+            raise CaseFileError(f"{path}: {exc}") from None
 
 
 @dataclass(frozen=True, slots=True)
@@ -193,31 +217,59 @@ def read_case(case: Mapping[str, Any]) -> tuple[Any, list[Any], list[Any], Any]:
 
 
 def _to_domain(case: Mapping[str, Any]) -> tuple[SnapshotUpdate, Any]:
-    nodes, pods, namespaces, pod = read_case(case)
+    """The case's snapshot (nodes, bound pods, namespaces, PodDisruptionBudgets) and the pod
+    to schedule, all read from its one `kind: List` by the client's load_cluster, so the pod
+    gets its default spreading selector and PriorityClass from the case's objects."""
+    from schedsvc_client.kube import load_cluster
+
+    kc = load_cluster(json.dumps(case_as_list(case)))
+    uid = case["pod"]["metadata"].get("uid")
+    pending = [p for p in kc.pods if not p.node_name and p.uid == uid]
+    if len(pending) != 1:
+        raise ValueError(f"case {case['id']}: the pod to schedule was not read back")
+    bound = [p for p in kc.pods if p.node_name]
     return (
         SnapshotUpdate(
             replace=True,
-            upsert_nodes=[CONVERTER.node_from_pb(n, f"nodes[{i}]") for i, n in enumerate(nodes)],
-            upsert_pods=[CONVERTER.pod_from_pb(p, f"pods[{i}]") for i, p in enumerate(pods)],
+            upsert_nodes=[CONVERTER.node_from_pb(n, f"nodes[{i}]") for i, n in enumerate(kc.nodes)],
+            upsert_pods=[CONVERTER.pod_from_pb(p, f"pods[{i}]") for i, p in enumerate(bound)],
             upsert_namespaces=[
                 CONVERTER.namespace_from_pb(ns, f"namespaces[{i}]")
-                for i, ns in enumerate(namespaces)
+                for i, ns in enumerate(kc.namespaces)
+            ],
+            upsert_pod_disruption_budgets=[
+                CONVERTER.pdb_from_pb(b, f"pdbs[{i}]")
+                for i, b in enumerate(kc.pod_disruption_budgets)
             ],
         ),
-        CONVERTER.pod_from_pb(pod, "pod"),
+        CONVERTER.pod_from_pb(pending[0], "pod"),
     )
+
+
+def _best_nodes(case: Mapping[str, Any], exp: Mapping[str, Any]) -> list[str]:
+    """The nodes kube may choose when something fits: a nominated node that passes the filters
+    first (schedule_one.go's evaluateNominatedNode), else one of `maxNodes` (every feasible node
+    when only one is: kube skips scoring)."""
+    feasible = [n["name"] for n in exp["nodes"] if n["feasible"]]
+    nominated = (case["pod"].get("status") or {}).get("nominatedNodeName")
+    if nominated and nominated in feasible:
+        return [nominated]
+    return list(exp.get("maxNodes") or feasible)
 
 
 def run_case(
     case: Mapping[str, Any], config: SchedulerConfig | None = None,
     version: EmulatedVersion | None = None,
 ) -> CaseResult:
-    """Compare one recorded case with our engine, aspect by aspect, as the README asks,
-    emulating `version` (the configuration's when given, else the default release)."""
-    res = CaseResult(case["id"], tuple(case.get("features", ())))
-    exp = case["expected"]
+    """Compare one case and kube's verdict on it (`expected`) with our engine, aspect by
+    aspect, as the README asks, emulating `version` (the configuration's when given, else the
+    default release); a `"preemption": true` case through run_preemption_case."""
     if version is None:
         version = config.emulated_version if config is not None else DEFAULT_EMULATED_VERSION
+    if case.get("preemption"):
+        return run_preemption_case(case, version, config)
+    res = CaseResult(case["id"], tuple(case.get("features", ())))
+    exp = case["expected"]
     engine = _engine_for(case, config, version=version)
     try:
         upd, pod = _to_domain(case)
@@ -232,46 +284,24 @@ def run_case(
             res.check("chosen", "", "", p.node_name)
         else:
             res.check("outcome", "", Outcome.SCHEDULED, p.outcome)
-            best = exp.get("maxNodes")
-            if best is None:  # one feasible node: kube skips scoring
-                best = [n["name"] for n in exp["nodes"] if n["feasible"]]
-            res.check("chosen", "", True, p.node_name in best)
+            res.check("chosen", "", True, p.node_name in _best_nodes(case, exp))
     finally:
         engine.close()
     return res
 
 
 def run_preemption_case(
-    case: Mapping[str, Any], version: EmulatedVersion = DEFAULT_EMULATED_VERSION
+    case: Mapping[str, Any], version: EmulatedVersion = DEFAULT_EMULATED_VERSION,
+    config: SchedulerConfig | None = None,
 ) -> CaseResult:
-    """A preemption.jsonl.gz case, read as a user reads a cluster (one `kind: List` through
-    the client's load_cluster): the node verdicts as in run_case, then, when nothing fits,
-    every candidate with its victims, the nominated node and the message with its suffix."""
-    from schedsvc_client.kube import load_cluster, pod_from_kube
-
-    res = CaseResult(case["id"])
+    """A case recorded with DefaultPreemption (`"preemption": true`), read as run_case reads
+    one: the node verdicts as in run_case, then, when nothing fits, every candidate with its
+    victims, the nominated node and the message with its suffix."""
+    res = CaseResult(case["id"], tuple(case.get("features", ())))
     exp = case["expected"]
-    engine = _engine_for(case, None, preemption=True, version=version)
+    engine = _engine_for(case, config, preemption=True, version=version)
     try:
-        listing = {
-            "kind": "List",
-            "items": [
-                *({"kind": "Node", **n} for n in case["nodes"]),
-                *({"kind": "Pod", **p} for p in case["pods"]),
-                *(case.get("objects") or []),
-            ],
-        }
-        kc = load_cluster(json.dumps(listing))
-        upd = SnapshotUpdate(
-            replace=True,
-            upsert_nodes=[CONVERTER.node_from_pb(n, f"nodes[{i}]") for i, n in enumerate(kc.nodes)],
-            upsert_pods=[CONVERTER.pod_from_pb(p, f"pods[{i}]") for i, p in enumerate(kc.pods)],
-            upsert_pod_disruption_budgets=[
-                CONVERTER.pdb_from_pb(b, f"pdbs[{i}]")
-                for i, b in enumerate(kc.pod_disruption_budgets)
-            ],
-        )
-        pod = CONVERTER.pod_from_pb(pod_from_kube(case["pod"]), "pod")
+        upd, pod = _to_domain(case)
         cluster = engine.cluster("conformance")
         cluster.update(upd)
         ex = cluster.explain(pod)
@@ -281,8 +311,7 @@ def run_preemption_case(
         pre = exp.get("preemption")
         if pre is None:
             res.check("outcome", "", Outcome.SCHEDULED, p.outcome)
-            best = exp.get("maxNodes") or [n["name"] for n in exp["nodes"] if n["feasible"]]
-            res.check("chosen", "", True, p.node_name in best)
+            res.check("chosen", "", True, p.node_name in _best_nodes(case, exp))
             return res
         res.check("fitErrorWithPreemption", "", exp["fitErrorWithPreemption"], p.message)
         res.check("explainMessage", "", exp["fitErrorWithPreemption"], ex.message)
@@ -458,10 +487,14 @@ def main(argv: list[str] | None = None) -> int:
             continue
         print(f"{chr(10) if i else ''}### kube-scheduler {rec.kube} (--emulated-version "
               f"{rec.version.value}): {os.path.relpath(rec.base)}\n")
-        ok &= run_recording(
-            rec, args.cases, args.profiles, args.profiles_config, args.real_pods,
-            args.preemption,
-        )
+        try:
+            ok &= run_recording(
+                rec, args.cases, args.profiles, args.profiles_config, args.real_pods,
+                args.preemption,
+            )
+        except CaseFileError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 2
     return 0 if ok else 1
 
 
