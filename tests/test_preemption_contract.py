@@ -56,9 +56,13 @@ def test_a_deletion_without_the_scheduler_condition_is_not_a_preemption() -> Non
     obj = json.loads(json.dumps(POD))
     obj["status"]["conditions"][0]["reason"] = "EvictionByEvictionAPI"
     assert not pod_from_kube(obj).terminating_by_preemption
+    # still terminating: PodTopologySpread does not count it (kube's countPodsMatchSelector)
+    assert pod_from_kube(obj).terminating
+    assert CONVERTER.pod_from_pb(pod_from_kube(obj), "p").terminating
     del obj["metadata"]["deletionTimestamp"]
     obj["status"]["conditions"][0]["reason"] = "PreemptionByScheduler"
     assert not pod_from_kube(obj).terminating_by_preemption
+    assert not pod_from_kube(obj).terminating
 
 
 @pytest.mark.parametrize(("patch", "path"), [

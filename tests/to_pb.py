@@ -159,6 +159,7 @@ def pod_to_pb(pod: model.Pod) -> pb.Pod:
         node_name=pod.node_name,
         nominated_node_name=pod.nominated_node_name,
         terminating_by_preemption=pod.terminating_by_preemption,
+        terminating=pod.terminating,
     )
     if pod.preemption_policy is not model.PreemptionPolicy.PREEMPT_LOWER_PRIORITY:
         out.preemption_policy = pod.preemption_policy.value

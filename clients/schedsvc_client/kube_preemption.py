@@ -45,6 +45,7 @@ def set_preemption_fields(
         except ValueError as exc:
             raise KubeObjectError(join(path, "status.startTime"), str(exc)) from None
     pod.terminating_by_preemption = terminating_by_preemption(meta, status)
+    pod.terminating = bool(meta.get("deletionTimestamp"))
 
 
 def pdb_from_kube(obj: Mapping[str, Any], path: str = "") -> pb.PodDisruptionBudget:

@@ -311,6 +311,8 @@ class Pod:
     preemption_policy: PreemptionPolicy = PreemptionPolicy.PREEMPT_LOWER_PRIORITY
     start_time: int | None = None
     terminating_by_preemption: bool = False
+    # metadata.deletionTimestamp set: PodTopologySpread does not count it, as kube
+    terminating: bool = False
     node_name: str = ""
     nominated_node_name: str = ""
     default_selector: LabelSelector | None = None

@@ -3,6 +3,7 @@ cross-check of the vectorized plugin against a per-node scalar reference on rand
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import random
 from collections.abc import Mapping, Sequence
@@ -483,6 +484,24 @@ def test_score_ignores_pods_in_other_namespaces() -> None:
     pods = [("a", p) for p in existing("a", namespace="ns1", foo="")]
     pods += foo_pods({"a": 1, "b": 2})
     snap = cluster([host_node("a"), host_node("b")], pods)
+    assert run_score(DEFAULT, pod_with_spread(soft(1, HOST)), snap, ["a", "b"]) == [100, 33]
+
+
+def test_terminating_pods_do_not_count_in_filter_or_score() -> None:
+    # kube's countPodsMatchSelector: "Bypass terminating Pod (see #87621)". Three foo pods on
+    # b, two of them being deleted, count as one: the score is as for a: 1, b: 1 (kube's
+    # formula: every feasible node at the minimum count scores 100).
+    pods = foo_pods({"a": 1, "b": 3})
+    pods[2] = ("b", dataclasses.replace(pods[2][1], terminating=True))
+    pods[3] = ("b", dataclasses.replace(pods[3][1], terminating=True))
+    snap = cluster([host_node("a"), host_node("b")], pods)
+    assert run_score(DEFAULT, pod_with_spread(soft(1, HOST)), snap, ["a", "b"]) == [100, 100]
+    # hard maxSkew 1: with b counted as 3 against a's 1, b would fail; counted as 1 it fits
+    assert run_filter(DEFAULT, pod_with_spread(spread(1, HOST)), snap) == {"a": [], "b": []}
+    # a pod that stops terminating (sent again without the flag) counts again
+    snap.remove_pod(pods[3][1].uid)
+    snap.add_pod(dataclasses.replace(pods[3][1], terminating=False), "b")
+    # a: 1, b: 2, as in test_score_ignores_pods_in_other_namespaces
     assert run_score(DEFAULT, pod_with_spread(soft(1, HOST)), snap, ["a", "b"]) == [100, 33]
 
 

@@ -32,7 +32,8 @@ class SelectorCounts:
     """A PodListener: for each (namespace, selector) asked for, an int32 count per row.
 
     Counts cover the pods the snapshot holds on nodes (bound or assumed), never the pods that are
-    only nominated, as kube's NodeInfo.Pods does. Arrays handed out are live views of the index:
+    only nominated, as kube's NodeInfo.Pods does, nor terminating ones (a deletionTimestamp),
+    which kube's countPodsMatchSelector skips. Arrays handed out are live views of the index:
     read them within the cycle, never write to them.
     """
 
@@ -79,7 +80,7 @@ class SelectorCounts:
         index = self._snap.index
         for rec in self._snap.pods.values():
             pod = rec.pod
-            if pod.namespace == namespace and sel.matches(pod.labels):
+            if pod.namespace == namespace and not pod.terminating and sel.matches(pod.labels):
                 arr[index[rec.node_name]] += 1
         self._by_ns.setdefault(namespace, {})[sel] = arr
         self._lru[key] = None
@@ -112,7 +113,7 @@ class SelectorCounts:
     def _update(self, rec: PodRecord, row: int, delta: int) -> None:
         pod = rec.pod
         entries = self._by_ns.get(pod.namespace)
-        if not entries:
+        if not entries or pod.terminating:
             return
         labels = pod.labels
         if len(entries) <= len(labels):

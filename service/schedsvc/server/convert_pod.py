@@ -284,6 +284,7 @@ def _pod_fields(msg: pb.Pod, prefix: str, caches: PodCaches) -> model.Pod:
         preemption_policy=preemption_policy(msg, prefix),
         start_time=start_time(msg, prefix) if msg.HasField("start_time") else None,
         terminating_by_preemption=msg.terminating_by_preemption,
+        terminating=msg.terminating or msg.terminating_by_preemption,
         node_name=msg.node_name,
         nominated_node_name=msg.nominated_node_name,
         default_selector=(
