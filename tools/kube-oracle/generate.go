@@ -110,21 +110,8 @@ func generate(o genOptions) (*Case, error) {
 		for start := 0; start < o.pods; start += o.deploymentSize {
 			run := start / o.deploymentSize
 			app := fmt.Sprintf("d%d", run)
-			labels := map[string]string{"app": app, "pod-template-hash": "abc"}
-			rs := &appsv1.ReplicaSet{
-				TypeMeta:   metav1.TypeMeta{APIVersion: "apps/v1", Kind: "ReplicaSet"},
-				ObjectMeta: metav1.ObjectMeta{Name: app + "-abc", Namespace: metav1.NamespaceDefault, UID: types.UID("uid-rs-" + app), Labels: labels},
-				Spec: appsv1.ReplicaSetSpec{
-					Replicas: ptr.To(int32(min(o.deploymentSize, o.pods-start))),
-					Selector: &metav1.LabelSelector{MatchLabels: labels},
-					Template: v1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels}},
-				},
-			}
-			svc := &v1.Service{
-				TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Service"},
-				ObjectMeta: metav1.ObjectMeta{Name: app, Namespace: metav1.NamespaceDefault, UID: types.UID("uid-svc-" + app)},
-				Spec:       v1.ServiceSpec{Selector: map[string]string{"app": app}, Ports: []v1.ServicePort{{Port: 80}}},
-			}
+			rs, svc := deployment(app)
+			rs.Spec.Replicas = ptr.To(int32(min(o.deploymentSize, o.pods-start)))
 			objs = append(objs, rs, svc)
 			for i := start; i < min(start+o.deploymentSize, o.pods); i++ {
 				p := base(fmt.Sprintf("%s-abc-%d", app, i), map[string]string{"app": app, "pod-template-hash": "abc"})
@@ -148,21 +135,7 @@ func interleaved(c *Case, o genOptions, base func(string, map[string]string) *v1
 	}
 	var rss []*appsv1.ReplicaSet
 	for d := 0; d < o.deployments; d++ {
-		app := fmt.Sprintf("web-%d", d)
-		labels := map[string]string{"app": app, "pod-template-hash": "abc"}
-		rs := &appsv1.ReplicaSet{
-			TypeMeta:   metav1.TypeMeta{APIVersion: "apps/v1", Kind: "ReplicaSet"},
-			ObjectMeta: metav1.ObjectMeta{Name: app + "-abc", Namespace: metav1.NamespaceDefault, UID: types.UID("uid-rs-" + app), Labels: labels},
-			Spec: appsv1.ReplicaSetSpec{
-				Selector: &metav1.LabelSelector{MatchLabels: labels},
-				Template: v1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels}},
-			},
-		}
-		svc := &v1.Service{
-			TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Service"},
-			ObjectMeta: metav1.ObjectMeta{Name: app, Namespace: metav1.NamespaceDefault, UID: types.UID("uid-svc-" + app)},
-			Spec:       v1.ServiceSpec{Selector: map[string]string{"app": app}, Ports: []v1.ServicePort{{Port: 80}}},
-		}
+		rs, svc := deployment(fmt.Sprintf("web-%d", d))
 		rss = append(rss, rs)
 		c.Objects = append(c.Objects, rs, svc)
 	}
@@ -174,4 +147,24 @@ func interleaved(c *Case, o genOptions, base func(string, map[string]string) *v1
 		c.PodsToSchedule = append(c.PodsToSchedule, p)
 	}
 	return c, nil
+}
+
+// deployment is what stands behind a Deployment's pods: its ReplicaSet (pod-template-hash
+// "abc") and a Service selecting app=`app`, so PodTopologySpread's system defaults apply.
+func deployment(app string) (*appsv1.ReplicaSet, *v1.Service) {
+	labels := map[string]string{"app": app, "pod-template-hash": "abc"}
+	rs := &appsv1.ReplicaSet{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "apps/v1", Kind: "ReplicaSet"},
+		ObjectMeta: metav1.ObjectMeta{Name: app + "-abc", Namespace: metav1.NamespaceDefault, UID: types.UID("uid-rs-" + app), Labels: labels},
+		Spec: appsv1.ReplicaSetSpec{
+			Selector: &metav1.LabelSelector{MatchLabels: labels},
+			Template: v1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels}},
+		},
+	}
+	svc := &v1.Service{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Service"},
+		ObjectMeta: metav1.ObjectMeta{Name: app, Namespace: metav1.NamespaceDefault, UID: types.UID("uid-svc-" + app)},
+		Spec:       v1.ServiceSpec{Selector: map[string]string{"app": app}, Ports: []v1.ServicePort{{Port: 80}}},
+	}
+	return rs, svc
 }

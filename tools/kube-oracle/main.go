@@ -17,6 +17,7 @@ import (
 
 	utilfeature "k8s.io/apiserver/pkg/util/feature"
 	"k8s.io/klog/v2"
+	"k8s.io/kubernetes/pkg/scheduler/apis/config"
 )
 
 const usage = `kube-oracle: kube-scheduler v1.37.2 as an oracle
@@ -104,6 +105,42 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 }
 
+// parseAndLoad parses a command's flags, applies the common ones and loads the configuration:
+// the configuration, or nil and the exit code (bad flags or configuration are bad input).
+func parseAndLoad(fs *flag.FlagSet, cf *commonFlags, args []string, stderr io.Writer) (*config.KubeSchedulerConfiguration, int) {
+	if err := fs.Parse(args); err != nil {
+		return nil, 2
+	}
+	if err := cf.setup(); err != nil {
+		fmt.Fprintf(stderr, "kube-oracle: %v\n", err)
+		return nil, 2
+	}
+	cfg, err := loadConfig(cf.config)
+	if err != nil {
+		fmt.Fprintf(stderr, "kube-oracle: config: %v\n", err)
+		return nil, 2
+	}
+	return cfg, 0
+}
+
+// caseSource opens --cases (standard input for "" or "-"): the reader, its name for errors and
+// its closer, or a nil reader and the exit code.
+func caseSource(path string, stdin io.Reader, stderr io.Writer) (io.Reader, string, func(), int) {
+	if path == "" || path == "-" {
+		rc, err := openCasesReader(stdin)
+		if err != nil {
+			return nil, "", nil, exitFor(stderr, err)
+		}
+		return rc, "<stdin>", func() {}, 0
+	}
+	rc, name, err := openCases(path)
+	if err != nil {
+		fmt.Fprintf(stderr, "kube-oracle: %v\n", err)
+		return nil, "", nil, 2
+	}
+	return rc, name, func() { rc.Close() }, 0
+}
+
 // exitFor maps an error to the exit code: 2 for bad input, 1 otherwise.
 func exitFor(stderr io.Writer, err error) int {
 	fmt.Fprintf(stderr, "kube-oracle: %v\n", err)
@@ -119,41 +156,21 @@ func runScore(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	var cf commonFlags
 	cf.register(fs)
-	if err := fs.Parse(args); err != nil {
-		return 2
+	cfg, code := parseAndLoad(fs, &cf, args, stderr)
+	if cfg == nil {
+		return code
 	}
-	if err := cf.setup(); err != nil {
-		fmt.Fprintf(stderr, "kube-oracle: %v\n", err)
-		return 2
+	r, source, closeCases, code := caseSource(cf.cases, stdin, stderr)
+	if r == nil {
+		return code
 	}
-	cfg, err := loadConfig(cf.config)
-	if err != nil {
-		fmt.Fprintf(stderr, "kube-oracle: config: %v\n", err)
-		return 2
-	}
-	var r io.Reader
-	source := "<stdin>"
-	if cf.cases == "" || cf.cases == "-" {
-		rc, err := openCasesReader(stdin)
-		if err != nil {
-			return exitFor(stderr, err)
-		}
-		r = rc
-	} else {
-		rc, name, err := openCases(cf.cases)
-		if err != nil {
-			fmt.Fprintf(stderr, "kube-oracle: %v\n", err)
-			return 2
-		}
-		defer rc.Close()
-		r, source = rc, name
-	}
+	defer closeCases()
 	oracle := NewOracle(cfg)
 	w := bufio.NewWriterSize(stdout, 1<<20)
 	defer w.Flush()
 	enc := json.NewEncoder(w)
 	ctx := context.Background()
-	err = forEachCase(r, source, true, func(c *Case) error {
+	err := forEachCase(r, source, true, func(c *Case) error {
 		exp, err := oracle.Evaluate(ctx, c)
 		if err != nil {
 			var ie *InputError
@@ -178,17 +195,9 @@ func runPlugins(args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	var cf commonFlags
 	cf.register(fs)
-	if err := fs.Parse(args); err != nil {
-		return 2
-	}
-	if err := cf.setup(); err != nil {
-		fmt.Fprintf(stderr, "kube-oracle: %v\n", err)
-		return 2
-	}
-	cfg, err := loadConfig(cf.config)
-	if err != nil {
-		fmt.Fprintf(stderr, "kube-oracle: config: %v\n", err)
-		return 2
+	cfg, code := parseAndLoad(fs, &cf, args, stderr)
+	if cfg == nil {
+		return code
 	}
 	o := NewOracle(cfg)
 	enc := json.NewEncoder(stdout)

@@ -339,17 +339,9 @@ func runSequence(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	var opts seqOptions
 	fs.DurationVar(&opts.timeout, "timeout", 10*time.Minute, "give up waiting for decisions after this long")
 	printPods := fs.String("print-pods", "auto", "per-pod results: auto (for --cases, not --generate) | true | false")
-	if err := fs.Parse(args); err != nil {
-		return 2
-	}
-	if err := cf.setup(); err != nil {
-		fmt.Fprintf(stderr, "kube-oracle: %v\n", err)
-		return 2
-	}
-	cfg, err := loadConfig(cf.config)
-	if err != nil {
-		fmt.Fprintf(stderr, "kube-oracle: config: %v\n", err)
-		return 2
+	cfg, code := parseAndLoad(fs, &cf, args, stderr)
+	if cfg == nil {
+		return code
 	}
 	switch *printPods {
 	case "auto":
@@ -382,24 +374,12 @@ func runSequence(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		_ = enc.Encode(res)
 		return 0
 	}
-	var r io.Reader
-	source := "<stdin>"
-	if cf.cases == "" || cf.cases == "-" {
-		rc, err := openCasesReader(stdin)
-		if err != nil {
-			return exitFor(stderr, err)
-		}
-		r = rc
-	} else {
-		rc, name, err := openCases(cf.cases)
-		if err != nil {
-			fmt.Fprintf(stderr, "kube-oracle: %v\n", err)
-			return 2
-		}
-		defer rc.Close()
-		r, source = rc, name
+	r, source, closeCases, code := caseSource(cf.cases, stdin, stderr)
+	if r == nil {
+		return code
 	}
-	err = forEachCase(r, source, false, func(c *Case) error {
+	defer closeCases()
+	err := forEachCase(r, source, false, func(c *Case) error {
 		res, err := runSequenceCase(ctx, cfg, c, opts)
 		if err != nil {
 			return &InputError{Source: source, Line: c.Line, ID: c.ID, Msg: err.Error()}
