@@ -292,6 +292,7 @@ def serve(args: argparse.Namespace) -> int:
         ),
         interceptors=(*obs.interceptors, *security[0]),
         credentials=security[1],
+        tune_process=True,
     )
     server = Server(engine, options).start()
     obs.attach_server(server.aio_servicer.counts)

@@ -11,6 +11,7 @@ Entries are kept in least-recently-used order and bounded, so pods whose selecto
 
 from __future__ import annotations
 
+import weakref
 from collections import OrderedDict
 
 import numpy as np
@@ -38,7 +39,9 @@ class SelectorCounts:
     """
 
     def __init__(self, snap: Snapshot, max_entries: int = DEFAULT_MAX_ENTRIES) -> None:
-        self._snap = snap
+        # weakly: the snapshot holds its listeners, and a cycle would leave a replaced
+        # snapshot to the collector's full pass instead of freeing it at once
+        self._snap: Snapshot = weakref.proxy(snap)
         self._capacity = snap.capacity
         self._max_entries = max_entries
         # namespace -> selector -> counts per row

@@ -32,6 +32,7 @@ from google.protobuf.message import DecodeError, Message
 from ..errors import ResourceExhausted
 from .decode import INLINE_DECODE_BYTES, LARGE_REQUEST, Deferred, decode_in_pieces
 from .handlers import responses_of
+from .pauses import ShortTurns
 
 __all__ = ["Admission", "StreamAdmission", "MalformedRequestInterceptor"]
 
@@ -175,8 +176,9 @@ class _Decoder:
     """Finishes what `_lenient` left: a Deferred request decoded on `executor`, any
     _Malformed one refused (the call aborts INVALID_ARGUMENT)."""
 
-    def __init__(self, executor: Executor | None) -> None:
+    def __init__(self, executor: Executor | None, turns: ShortTurns | None) -> None:
         self.executor = executor
+        self.turns = turns
 
     async def __call__(self, request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
         LARGE_REQUEST.set(isinstance(request, Deferred))  # read by the call it is decoded for
@@ -234,6 +236,9 @@ def _checked(
     inner_uu = handler.unary_unary
 
     async def unary_unary(request: Any, context: Any) -> Any:
+        if decoded.turns is not None and isinstance(request, Deferred):
+            with decoded.turns:  # its decode and its work off the loop
+                return await inner_uu(await decoded(request, context), context)
         return await inner_uu(await decoded(request, context), context)
 
     return grpc.unary_unary_rpc_method_handler(unary_unary, des, ser)
@@ -250,11 +255,12 @@ class MalformedRequestInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[m
     MEMO_MAX = 64
 
     def __init__(
-        self, executor: Executor | None = None, inline_bytes: int = INLINE_DECODE_BYTES
+        self, executor: Executor | None = None, inline_bytes: int = INLINE_DECODE_BYTES,
+        turns: ShortTurns | None = None,
     ) -> None:
         """Requests over `inline_bytes` (0: none) are decoded on `executor` (None: asyncio's
-        default pool), not on the loop."""
-        self._decoded = _Decoder(executor)
+        default pool), not on the loop; a unary one is worked inside `turns` (pauses.py)."""
+        self._decoded = _Decoder(executor, turns)
         self._inline_bytes = inline_bytes
         # id(handler) -> (handler, wrapped); holding the handler keeps its id from being reused
         self._memo: dict[int, tuple[grpc.RpcMethodHandler, grpc.RpcMethodHandler]] = {}

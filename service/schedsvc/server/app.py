@@ -30,6 +30,7 @@ from ..v1 import schedule_pb2_grpc as pb_grpc
 from .admission import MalformedRequestInterceptor
 from .aio_service import AsyncScheduleServicer
 from .memory import MemoryBudget, memory_limits
+from .pauses import HeapPolicy, ShortTurns
 from .servicer import Limits, ScheduleServicer
 
 __all__ = ["ServerOptions", "Server", "SERVICE_NAME"]
@@ -52,6 +53,9 @@ class ServerOptions:
     max_memory_mib: float | None = None
     interceptors: tuple[grpc.aio.ServerInterceptor, ...] = ()
     credentials: grpc.ServerCredentials | None = None
+    # the heap frozen after large updates, short GIL turns while a large request is worked
+    # (pauses.py): the CLI's choice; a program embedding the server keeps its process as it is
+    tune_process: bool = False
 
 
 class Server:
@@ -72,6 +76,8 @@ class Server:
             )
         memory = MemoryBudget(memory_limits(options.max_memory_mib), options.max_message_bytes)
         self.servicer = ScheduleServicer(engine, options.limits, memory)
+        if options.tune_process:
+            self.servicer.heap = HeapPolicy()
         self.rest_executor = ThreadPoolExecutor(
             max_workers=options.max_workers, thread_name_prefix="rpc-rest"
         )
@@ -100,7 +106,9 @@ class Server:
         server = grpc.aio.server(
             # the malformed-bytes guard wraps every handler, the ones other interceptors return;
             # it decodes large requests on the request pool, not on the loop
-            interceptors=[*options.interceptors, MalformedRequestInterceptor(self.executor)],
+            interceptors=[*options.interceptors, MalformedRequestInterceptor(
+                self.executor, turns=ShortTurns() if options.tune_process else None,
+            )],
             options=[
                 ("grpc.max_receive_message_length", options.max_message_bytes),
                 ("grpc.max_send_message_length", options.max_message_bytes),

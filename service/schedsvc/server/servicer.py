@@ -19,6 +19,7 @@ from .convert import Converter
 from .convert_preemption import pdb_key
 from .counts import DEFAULT_MAX_ITEMS
 from .memory import MemoryBudget, MemoryLimits
+from .pauses import HeapPolicy
 from .schedule_call import NOT_ATTEMPTED, ScheduleCall
 from .status import mapped_errors
 
@@ -99,6 +100,18 @@ def explanation_to_pb(e: Explanation) -> pb.ExplainResponse:
     return out
 
 
+SETTLE_ITEMS = 256
+
+
+def _settles(request: pb.UpdateSnapshotRequest) -> bool:
+    """Whether an applied update leaves enough long-lived objects to freeze them (pauses.py):
+    a replace or a commit, or many upserts; a trickle of small updates is left to the young
+    collections."""
+    if request.replace or request.commit:
+        return True
+    return len(request.upsert_nodes) + len(request.upsert_pods) >= SETTLE_ITEMS
+
+
 class ScheduleServicer(pb_grpc.ScheduleServiceServicer):
     def __init__(
         self, engine: Engine, limits: Limits | None = None, memory: MemoryBudget | None = None
@@ -110,6 +123,7 @@ class ScheduleServicer(pb_grpc.ScheduleServiceServicer):
         self.memory = memory or MemoryBudget(MemoryLimits())
         self.converter = Converter(self.limits.max_items_per_field)
         self.clock: Callable[[], float] = time.monotonic  # tests move time by hand
+        self.heap: HeapPolicy | None = None  # the serving process's (pauses.py)
 
     def cluster_name(self, name: str) -> str:
         """The cluster a request names ("" is "default"); InvalidArgument when too long."""
@@ -169,6 +183,8 @@ class ScheduleServicer(pb_grpc.ScheduleServiceServicer):
                 commit=request.commit,
             )
             res = self.engine.cluster(self.cluster_name(request.cluster)).update(upd)
+            if self.heap is not None and _settles(request):
+                self.heap.settle()
             return pb.UpdateSnapshotResponse(
                 generation=res.generation, nodes=res.nodes, pods=res.pods, epoch=res.epoch,
                 staged_replace=res.staged_replace,

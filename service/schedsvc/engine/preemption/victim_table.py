@@ -8,6 +8,8 @@ nothing), then kept current by the snapshot's pod listener calls.
 
 from __future__ import annotations
 
+import weakref
+
 import numpy as np
 import numpy.typing as npt
 
@@ -22,7 +24,9 @@ class VictimTable:
     """Slots of pods on nodes; a removed pod frees its slot (row -1) for the next one."""
 
     def __init__(self, snap: Snapshot) -> None:
-        self._snap = snap
+        # weakly: the snapshot holds its listeners, and a cycle would leave a replaced
+        # snapshot to the collector's full pass instead of freeing it at once
+        self._snap: Snapshot = weakref.proxy(snap)
         cap = 256
         self.row: IntArray = np.full(cap, -1, dtype=np.int64)
         self.priority: IntArray = np.zeros(cap, dtype=np.int64)
