@@ -4,7 +4,9 @@ SchedsvcError
 ├── InvalidArgument        a request field is malformed (the request changes nothing)
 ├── FailedPrecondition     expected generation/epoch mismatch: the client must resync
 ├── ResourceExhausted      a limit or queue is full: retry later
-└── ConfigError            a KubeSchedulerConfiguration we cannot honour (start-up)
+├── ConfigError            a KubeSchedulerConfiguration we cannot honour (start-up)
+├── DeadlineExceeded       a batch met its caller's deadline before any pod was attempted
+└── Cancelled              a batch's caller left before any pod was attempted
 """
 
 from __future__ import annotations
@@ -15,6 +17,8 @@ __all__ = [
     "FailedPrecondition",
     "ResourceExhausted",
     "ConfigError",
+    "DeadlineExceeded",
+    "Cancelled",
 ]
 
 
@@ -43,3 +47,11 @@ class ConfigError(SchedsvcError):
     def __init__(self, field: str, description: str) -> None:
         super().__init__(f"{field}: {description}")
         self.field = field
+
+
+class DeadlineExceeded(SchedsvcError):
+    """Pods placed before the stop stay assumed; a retry with the same uids returns them."""
+
+
+class Cancelled(SchedsvcError):
+    """As DeadlineExceeded, but the caller went away (nobody reads the answer)."""

@@ -224,6 +224,32 @@ class Cluster:
                 self._refuse_damaged()
             return explain(self, pod)
 
+    # ---- for the server: a batch in slices, and a size hint ----------------------------------
+    def run_slice(
+        self, pods: Sequence[Pod], dry_run: bool, should_continue: Callable[[], bool],
+        *, held: bool, blocking: bool = True,
+    ) -> tuple[list[Placement], int] | None:
+        """One slice of a batch that may run in several, on different threads: the lock is
+        taken unless the batch `held` it since an earlier slice (None, nothing done, when
+        `blocking` is false and another request holds it), and stays held after the slice,
+        until `end_batch`, so that no other request's work lands inside the batch. An error
+        ends the batch: the lock is given back before it propagates. Else as schedule_held."""
+        if not held and not self.lock.acquire(blocking):
+            return None
+        try:
+            return self.schedule_held(pods, dry_run, should_continue)
+        except BaseException:
+            self.lock.release()
+            raise
+
+    def end_batch(self) -> None:
+        """Give back the lock of a batch run in slices, once, after its last slice."""
+        self.lock.release()
+
+    def num_nodes(self) -> int:
+        """The live snapshot's nodes, read without the lock: a hint that may be stale."""
+        return self.snapshot.num_nodes
+
 
 class Engine:
     """All clusters of one server: the configuration, the profiles, the worker pool."""
