@@ -1,6 +1,6 @@
-"""apimachinery's name validation (IsQualifiedName, IsValidLabelValue, IsDNS1123Label and
-Subdomain), once for every layer: the server validates requests with it, plugins validate
-their arguments and resource names with it."""
+"""apimachinery's name validation (IsQualifiedName, IsValidLabelValue, IsDNS1123Subdomain),
+once for every layer: the server validates requests with it, plugins validate their arguments
+and resource names with it."""
 
 from __future__ import annotations
 
@@ -12,13 +12,11 @@ __all__ = [
     "is_qualified_name",
     "label_value_error",
     "is_valid_label_value",
-    "is_dns1123_label",
     "is_dns1123_subdomain",
 ]
 
 _QNAME_RE = re.compile(r"([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]")
 _DNS1123_LABEL = r"[a-z0-9]([-a-z0-9]*[a-z0-9])?"
-_DNS1123_LABEL_RE = re.compile(_DNS1123_LABEL)
 _DNS1123_SUBDOMAIN_RE = re.compile(_DNS1123_LABEL + r"(\." + _DNS1123_LABEL + r")*")
 _MAX_NAME = 63
 _MAX_SUBDOMAIN = 253
@@ -70,10 +68,6 @@ def label_value_error(value: str) -> str | None:
 
 def is_valid_label_value(value: str) -> bool:
     return label_value_error(value) is None
-
-
-def is_dns1123_label(value: str) -> bool:
-    return len(value) <= _MAX_NAME and _DNS1123_LABEL_RE.fullmatch(value) is not None
 
 
 def is_dns1123_subdomain(value: str) -> bool:

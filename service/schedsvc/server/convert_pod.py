@@ -232,11 +232,16 @@ def pod_without_cache(msg: pb.Pod, prefix: str, caches: PodCaches, max_items: in
     return _checked_sums(_pod_fields(msg, prefix, caches), prefix)
 
 
-def _pod_fields(msg: pb.Pod, prefix: str, caches: PodCaches) -> model.Pod:
-    """The pod with every field validated on its own."""
+def _namespace(msg: pb.Pod, prefix: str) -> str:
     namespace = msg.namespace or "default"
     if namespace != "default" and (not DNS1123_LABEL_RE.match(namespace) or len(namespace) > 63):
         raise InvalidArgument(f"{prefix}.namespace", f"{namespace!r} is not a namespace name")
+    return namespace
+
+
+def _pod_fields(msg: pb.Pod, prefix: str, caches: PodCaches) -> model.Pod:
+    """The pod with every field validated on its own."""
+    namespace = _namespace(msg, prefix)
     # Truthiness and HasField are cheap on upb messages; ListFields is not.
     containers = _containers(msg.containers, prefix, "containers", caches) if msg.containers else ()
     init_containers = (
