@@ -74,21 +74,12 @@ def verdict(value: float, target: float) -> str:
     return f"MISSED by {target - value:.2f} ({value / target:.0%} of {target:g})"
 
 
-class InProcessContext:
-    """What the servicer asks of a grpc context on the unary path, for benchmarks that call
-    it in process (no transport): no deadline, always active, an abort raises."""
+class InProcessCaller:
+    """The caller a benchmark that calls the request handler in process (no transport) plays:
+    no deadline, always there."""
 
     def time_remaining(self) -> None:
         return None
 
     def is_active(self) -> bool:
         return True
-
-    def abort(self, code: object, details: str) -> None:
-        raise RuntimeError(details)
-
-    def set_trailing_metadata(self, md: object) -> None:
-        pass
-
-    def invocation_metadata(self) -> tuple[()]:
-        return ()

@@ -1,4 +1,4 @@
-"""Issue 16's per-hint cost in process: the servicer over an Engine at kube's default
+"""Issue 16's per-hint cost in process: the request handler over an Engine at kube's default
 configuration (adaptive percentageOfNodesToScore: 10 % of 5000 nodes), 5000 nodes in 3 zones,
 K requests of 100 pods after one warm-up request; prints us per pod.
 
@@ -18,11 +18,11 @@ import cProfile
 import pstats
 import time
 
-from _common import InProcessContext
+from _common import InProcessCaller
 
 from schedsvc.config import parse_config
 from schedsvc.engine.scheduler import Engine
-from schedsvc.server.servicer import ScheduleServicer
+from schedsvc.server.request_handler import RequestHandler
 from schedsvc.v1 import schedule_pb2 as pb
 
 NODES = 5000
@@ -56,27 +56,27 @@ def main() -> None:
         cfg["parallelism"] = 1
         profile["batching"] = {"maxBatchAge": "3600s"}
     engine = Engine(parse_config(cfg), seed=1)
-    s = ScheduleServicer(engine)
-    ctx = InProcessContext()
+    s = RequestHandler(engine)
+    caller = InProcessCaller()
     nodes = [
         pb.Node(name=f"n{i}", allocatable={"cpu": "4", "memory": "32Gi", "pods": "110"},
                 labels={"kubernetes.io/hostname": f"n{i}",
                         "topology.kubernetes.io/zone": ZONES[i % 3]})
         for i in range(NODES)
     ]
-    s.UpdateSnapshot(pb.UpdateSnapshotRequest(upsert_nodes=nodes, replace=True), ctx)
+    s.update_snapshot(pb.UpdateSnapshotRequest(upsert_nodes=nodes, replace=True))
     raw = [
         pb.ScheduleRequest(cluster="default", pods=[_pod(a.kind, k, j) for j in range(100)])
         .SerializeToString()
         for k in range(a.requests + 1)
     ]
-    s.Schedule(pb.ScheduleRequest.FromString(raw[0]), ctx)
+    s.schedule(pb.ScheduleRequest.FromString(raw[0]), caller)
     prof = cProfile.Profile() if a.profile else None
     if prof is not None:
         prof.enable()
     t = time.perf_counter()
     for b in raw[1:]:
-        s.Schedule(pb.ScheduleRequest.FromString(b), ctx).SerializeToString()
+        s.schedule(pb.ScheduleRequest.FromString(b), caller).SerializeToString()
     dt = time.perf_counter() - t
     if prof is not None:
         prof.disable()

@@ -43,7 +43,7 @@ def main() -> None:
         tput = subprocess.run(
             [sys.executable, os.path.join(HERE, "ab_read.py")], capture_output=True, text=True
         ).stdout.strip()
-        slices = srv.aio_servicer.inline.slices
+        slices = srv.servicer.inline.slices
         print(f"slice={slice_s} {tput} pods/s cpu={cpu:.2f}s wall={time.time() - t0:.1f}s "
               f"csw(vol,invol)={csw} slices={slices}", flush=True)
         srv.stop(0)

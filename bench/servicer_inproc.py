@@ -1,7 +1,7 @@
-"""A load-client workload through the servicer in process (no gRPC): pods/s and us per pod.
+"""A load-client workload through the request handler in process (no gRPC): pods/s and us per pod.
 
 The requests are the ones `schedsvc-load` would send (same workload files, sizes, batch size),
-decoded from bytes and answered by ScheduleServicer.Schedule as the server does, minus the
+decoded from bytes and answered by RequestHandler.schedule as the server does, minus the
 transport; so this separates the engine's cost per pod from gRPC's and the client's.
 
     .venv/bin/python bench/servicer_inproc.py deployments --size medium [--config bench/pct100.yaml]
@@ -14,11 +14,11 @@ import argparse
 import time
 
 import yaml
-from _common import InProcessContext
+from _common import InProcessCaller
 
 from schedsvc.config import default_config, parse_config
 from schedsvc.engine.scheduler import Engine
-from schedsvc.server.servicer import ScheduleServicer
+from schedsvc.server.request_handler import RequestHandler
 from schedsvc.v1 import schedule_pb2 as pb
 from schedsvc_client.workload import CreateNodes, CreatePods, load_workload
 
@@ -39,15 +39,13 @@ def main() -> None:
     else:
         config = default_config()
     engine = Engine(config, seed=args.seed, batching_enabled=args.batching == "on")
-    servicer = ScheduleServicer(engine)
-    ctx = InProcessContext()
+    handler = RequestHandler(engine)
+    caller = InProcessCaller()
     workload = load_workload(args.workload, args.size)
     measured: list[bytes] = []
     for index, op in enumerate(workload.ops):
         if isinstance(op, CreateNodes):
-            servicer.UpdateSnapshot(
-                pb.UpdateSnapshotRequest(upsert_nodes=list(op.nodes())), ctx  # type: ignore[arg-type]
-            )
+            handler.update_snapshot(pb.UpdateSnapshotRequest(upsert_nodes=list(op.nodes())))
         elif isinstance(op, CreatePods):
             pods = list(op.pods(index))
             reqs = [
@@ -58,7 +56,7 @@ def main() -> None:
                 measured += reqs
             else:
                 for raw in reqs:
-                    servicer.Schedule(pb.ScheduleRequest.FromString(raw), ctx)  # type: ignore[arg-type]
+                    handler.schedule(pb.ScheduleRequest.FromString(raw), caller)
     prof = None
     if args.profile:
         import cProfile
@@ -69,7 +67,7 @@ def main() -> None:
     cpu = time.process_time()
     pods = hinted = 0
     for raw in measured:
-        resp = servicer.Schedule(pb.ScheduleRequest.FromString(raw), ctx)  # type: ignore[arg-type]
+        resp = handler.schedule(pb.ScheduleRequest.FromString(raw), caller)
         resp.SerializeToString()
         pods += len(resp.placements)
         hinted += sum(1 for p in resp.placements if p.batched)

@@ -20,7 +20,7 @@ import pytest
 from google.rpc import error_details_pb2
 from grpc_status import rpc_status
 
-from schedsvc.server.servicer import Limits
+from schedsvc.server.limits import Limits
 from schedsvc.v1 import schedule_pb2 as pb
 from schedsvc.v1 import schedule_pb2_grpc as pb_grpc
 from tests.support import WAIT, Servers, load, pb_node, pb_pod, wait_until
@@ -72,7 +72,7 @@ def test_a_burst_on_one_cluster_is_bounded_and_another_tenant_stays_fast(
     cluster = server.engine.cluster("a")
     with cluster.lock:
         futures = [send(stub, i) for i in range(BURST)]
-        wait_until(lambda: server.aio_servicer.in_flight() >= QUEUE, what="the burst queued")
+        wait_until(lambda: server.servicer.in_flight() >= QUEUE, what="the burst queued")
         # another tenant: its one-node update and its Explain find a free thread at once
         victim: list[Callable[[], Any]] = [
             lambda: stub.UpdateSnapshot(pb.UpdateSnapshotRequest(
@@ -88,7 +88,7 @@ def test_a_burst_on_one_cluster_is_bounded_and_another_tenant_stays_fast(
         refused = [f.exception() for f in futures if f.done()]
         assert all(e.code() == grpc.StatusCode.RESOURCE_EXHAUSTED for e in refused)
         assert all(_retry_delay_ms(e) > 0 for e in refused)
-        assert server.servicer.admission.in_flight("a") == QUEUE
+        assert server.handler.admission.in_flight("a") == QUEUE
         # every kind of request counts in the same line
         for more in (_explain, _update, _schedule):
             with pytest.raises(grpc.RpcError) as err:
@@ -96,7 +96,7 @@ def test_a_burst_on_one_cluster_is_bounded_and_another_tenant_stays_fast(
             assert err.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
     admitted = [f for f in futures if f.exception() is None]
     assert len(admitted) == QUEUE
-    wait_until(lambda: server.servicer.admission.in_flight("a") == 0, what="slots given back")
+    wait_until(lambda: server.handler.admission.in_flight("a") == 0, what="slots given back")
 
 
 def test_a_queued_request_whose_caller_left_gives_its_slot_back(servers: Servers) -> None:
@@ -112,9 +112,9 @@ def test_a_queued_request_whose_caller_left_gives_its_slot_back(servers: Servers
         for f in futures:
             with pytest.raises(grpc.RpcError):
                 f.result()
-        wait_until(lambda: server.servicer.admission.in_flight("a") == 2,
+        wait_until(lambda: server.handler.admission.in_flight("a") == 2,
                    what="the two that never started gave back their slots")
-    wait_until(lambda: server.servicer.admission.in_flight("a") == 0, what="all slots back")
+    wait_until(lambda: server.handler.admission.in_flight("a") == 0, what="all slots back")
 
 
 def test_per_cluster_bound_applies_to_updates_with_a_small_queue(servers: Servers) -> None:
@@ -122,7 +122,7 @@ def test_per_cluster_bound_applies_to_updates_with_a_small_queue(servers: Server
     load(stub, 1, cluster="a")
     with server.engine.cluster("a").lock:
         first = _update(stub, 0)
-        wait_until(lambda: server.servicer.admission.in_flight("a") == 1, what="one queued")
+        wait_until(lambda: server.handler.admission.in_flight("a") == 1, what="one queued")
         with pytest.raises(grpc.RpcError) as err:
             stub.UpdateSnapshot(pb.UpdateSnapshotRequest(cluster="a"), timeout=WAIT)
         assert err.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED

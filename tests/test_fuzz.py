@@ -19,7 +19,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from schedsvc.server.app import Server
-from schedsvc.server.servicer import Limits
+from schedsvc.server.limits import Limits
 from schedsvc.v1 import schedule_pb2 as pb
 from schedsvc.v1 import schedule_pb2_grpc as pb_grpc
 from tests.support import Servers

@@ -20,8 +20,8 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 from schedsvc.config import default_config
 from schedsvc.engine.scheduler import Cluster, Engine
 from schedsvc.server.inline import GROWTH, SLOW_MEMORY_SECONDS, InlinePolicy
+from schedsvc.server.request_handler import RequestHandler
 from schedsvc.server.schedule_call import ScheduleCall
-from schedsvc.server.servicer import ScheduleServicer
 from schedsvc.v1 import schedule_pb2 as pb
 from schedsvc.v1 import schedule_pb2_grpc as pb_grpc
 from tests.support import WAIT, Servers, load, pb_node, pb_pod, wait_until
@@ -29,7 +29,7 @@ from tests.support import WAIT, Servers, load, pb_node, pb_pod, wait_until
 SLICE = 0.01
 
 
-class _Context:
+class _Caller:
     """A caller with no deadline that stays."""
 
     def time_remaining(self) -> None:
@@ -37,9 +37,6 @@ class _Context:
 
     def is_active(self) -> bool:
         return True
-
-    def abort(self, code: object, details: str) -> None:
-        raise AssertionError(details)
 
 
 class _Call:
@@ -108,12 +105,12 @@ def test_a_slow_pod_keeps_its_cluster_off_the_loop_for_a_while() -> None:
 
 def test_a_grown_cluster_is_measured_again_on_a_thread() -> None:
     engine = Engine(default_config(), seed=1)
-    sv = ScheduleServicer(engine)
+    handler = RequestHandler(engine)
     c = engine.cluster("default")
 
     def nodes(n: int) -> None:
-        sv.UpdateSnapshot(pb.UpdateSnapshotRequest(
-            upsert_nodes=[pb_node(f"n{i}") for i in range(n)]), _Context())  # type: ignore[arg-type]
+        handler.update_snapshot(pb.UpdateSnapshotRequest(
+            upsert_nodes=[pb_node(f"n{i}") for i in range(n)]))
 
     async def run() -> None:
         p = InlinePolicy(SLICE)
@@ -146,11 +143,10 @@ def test_policy_is_off_with_a_zero_slice_and_forgets_deleted_clusters() -> None:
 
 # ---- a batch in slices -----------------------------------------------------------------------
 
-def _servicer(nodes: int = 12) -> ScheduleServicer:
-    sv = ScheduleServicer(Engine(default_config(), seed=7))
-    sv.UpdateSnapshot(pb.UpdateSnapshotRequest(
-        replace=True, upsert_nodes=[pb_node(f"n{i}", cpu="2") for i in range(nodes)]),
-        _Context())  # type: ignore[arg-type]
+def _handler(nodes: int = 12) -> RequestHandler:
+    sv = RequestHandler(Engine(default_config(), seed=7))
+    sv.update_snapshot(pb.UpdateSnapshotRequest(
+        replace=True, upsert_nodes=[pb_node(f"n{i}", cpu="2") for i in range(nodes)]))
     return sv
 
 
@@ -166,10 +162,10 @@ def _placed(resp: pb.ScheduleResponse | None) -> list[tuple[str, str, int]]:
 
 @pytest.mark.parametrize("k", [0, 1, 3, 7, 10])
 def test_a_batch_split_after_k_pods_places_as_one_run(k: int) -> None:
-    whole = _servicer()
-    want = whole.schedule_call(_request(), _Context())  # type: ignore[arg-type]
-    sv = _servicer()
-    call = ScheduleCall(sv, _request(), _Context())  # type: ignore[arg-type]
+    whole = _handler()
+    want = whole.schedule_call(_request(), _Caller())
+    sv = _handler()
+    call = ScheduleCall(sv, _request(), _Caller())
     over = call.step(_after(k), blocking=False)
     assert over == (k >= 10)
     assert len(call.placements) == min(k, 10)
@@ -185,14 +181,14 @@ def test_a_batch_split_after_k_pods_places_as_one_run(k: int) -> None:
 
 
 def test_a_split_batch_keeps_the_cluster_lock_between_slices() -> None:
-    sv = _servicer()
+    sv = _handler()
     cluster = sv.engine.cluster("default")
-    call = ScheduleCall(sv, _request(), _Context())  # type: ignore[arg-type]
+    call = ScheduleCall(sv, _request(), _Caller())
     assert call.step(_after(2), blocking=False) is False
     assert cluster.lock.locked()  # held between the slices
     # an update that removes every node waits for the batch's end instead of landing inside it
-    removed = threading.Thread(target=sv.UpdateSnapshot, args=(pb.UpdateSnapshotRequest(
-        remove_nodes=[f"n{i}" for i in range(12)]), _Context()))
+    removed = threading.Thread(target=sv.update_snapshot, args=(pb.UpdateSnapshotRequest(
+        remove_nodes=[f"n{i}" for i in range(12)]),))
     removed.start()
     assert call.step() is True
     call.close()
@@ -202,9 +198,9 @@ def test_a_split_batch_keeps_the_cluster_lock_between_slices() -> None:
 
 
 def test_a_busy_cluster_makes_a_non_blocking_step_take_nothing() -> None:
-    sv = _servicer()
+    sv = _handler()
     cluster = sv.engine.cluster("default")
-    call = ScheduleCall(sv, _request(), _Context())  # type: ignore[arg-type]
+    call = ScheduleCall(sv, _request(), _Caller())
     with cluster.lock:
         assert call.step(blocking=False) is False
         assert call.placements == []
@@ -216,8 +212,8 @@ def test_a_busy_cluster_makes_a_non_blocking_step_take_nothing() -> None:
 
 
 def test_close_mid_batch_gives_back_the_lock_and_the_admission_slot() -> None:
-    sv = _servicer()
-    call = ScheduleCall(sv, _request(), _Context())  # type: ignore[arg-type]
+    sv = _handler()
+    call = ScheduleCall(sv, _request(), _Caller())
     assert sv.admission.in_flight("default") == 1
     assert call.step(_after(4), blocking=False) is False
     call.close()
@@ -254,15 +250,15 @@ def test_slices_on_the_loop_place_as_the_worker_threads_do(servers: Servers) -> 
     on, on_stub, _ = servers.start(loop_slice_seconds=SLICE)
     off, off_stub, _ = servers.start(loop_slice_seconds=0.0)
     split, split_stub, _ = servers.start(loop_slice_seconds=SLICE)
-    split.aio_servicer.inline = _Forced(3)
+    split.servicer.inline = _Forced(3)
     for stub in (on_stub, off_stub, split_stub):
         load(stub, 30, cpu="2")
     got = [[_placed(r) for r in _stream(stub, _batches(12))]
            for stub in (on_stub, off_stub, split_stub)]
     assert got[0] == got[1] == got[2]
-    assert on.aio_servicer.inline.slices > 0  # the first request ran on a thread, later ones not
-    assert off.aio_servicer.inline.slices == 0
-    assert split.aio_servicer.inline.slices == 12
+    assert on.servicer.inline.slices > 0  # the first request ran on a thread, later ones not
+    assert off.servicer.inline.slices == 0
+    assert split.servicer.inline.slices == 12
 
 
 def test_a_cancel_while_the_rest_waits_for_a_thread_leaves_nothing_held(
@@ -270,16 +266,16 @@ def test_a_cancel_while_the_rest_waits_for_a_thread_leaves_nothing_held(
 ) -> None:
     server, stub, _ = servers.start(max_workers=1)
     load(stub, 10, cpu="2")
-    server.aio_servicer.inline = _Forced(1)
+    server.servicer.inline = _Forced(1)
     cluster = server.engine.cluster("default")
     gate = threading.Event()
     server.rest_executor.submit(gate.wait, WAIT)  # the rest's only thread is busy
     fut = stub.Schedule.future(_batches(1)[0], timeout=WAIT)
     wait_until(lambda: cluster.lock.locked(), what="the first slice holds the lock")
-    assert server.servicer.admission.in_flight("default") == 1
+    assert server.handler.admission.in_flight("default") == 1
     fut.cancel()
     wait_until(lambda: not cluster.lock.locked(), what="lock given back")
-    assert server.servicer.admission.in_flight("default") == 0
+    assert server.handler.admission.in_flight("default") == 0
     gate.set()
     resp = stub.Schedule(pb.ScheduleRequest(pods=[pb_pod("after")]), timeout=WAIT)
     assert resp.placements[0].outcome == pb.Placement.SCHEDULED
@@ -295,15 +291,15 @@ def test_a_request_waiting_for_a_split_batchs_lock_on_every_worker_does_not_dead
     batch's lock; the batch's rest must run elsewhere, or neither ever ends."""
     server, stub, _ = servers.start(max_workers=1)
     load(stub, 10, cpu="2")
-    server.aio_servicer.inline = _Forced(1)
+    server.servicer.inline = _Forced(1)
     gate = threading.Event()
     server.executor.submit(gate.wait, WAIT)  # the only worker is busy
     update = stub.UpdateSnapshot.future(pb.UpdateSnapshotRequest(
         upsert_nodes=[pb_node("late", cpu="2")]), timeout=WAIT)
-    wait_until(lambda: server.aio_servicer.in_flight() == 1, what="the update queued")
+    wait_until(lambda: server.servicer.in_flight() == 1, what="the update queued")
     batch = stub.Schedule.future(_batches(1)[0], timeout=WAIT)
     # the batch's first slice ran on the loop; its rest is done, or queued behind the update
-    wait_until(lambda: batch.done() or server.aio_servicer.in_flight() == 2, what="the slice")
+    wait_until(lambda: batch.done() or server.servicer.in_flight() == 2, what="the slice")
     gate.set()  # the worker takes the update, which waits for the batch's lock if still held
     resp = batch.result(timeout=WAIT)
     assert [p.outcome for p in resp.placements] == [pb.Placement.SCHEDULED] * 10
@@ -338,7 +334,7 @@ def test_health_answers_while_a_stream_works_on_the_loop(servers: Servers) -> No
     reqs = iter([pb.ScheduleRequest(pods=[pb_pod(f"h{j}-{i}") for i in range(20)])
                  for j in range(60)])
     assert asyncio.run(_busy_stream_and_health(server.port, reqs)) == 40
-    assert server.aio_servicer.inline.slices > 0
+    assert server.servicer.inline.slices > 0
 
 
 # ---- review: the rest pool, conversion on the loop ---------------------------------------------
@@ -352,7 +348,7 @@ def test_a_request_that_found_its_cluster_busy_waits_for_it_on_a_worker_not_the_
     holds the cluster, its admission slots and the rest pool's thread for good)."""
     server, stub, _ = servers.start(max_workers=1)
     load(stub, 10, cpu="2")
-    server.aio_servicer.inline = _Forced(1)
+    server.servicer.inline = _Forced(1)
     cluster = server.engine.cluster("default")
     first, second = _batches(2)
     gate = threading.Event()
@@ -360,7 +356,7 @@ def test_a_request_that_found_its_cluster_busy_waits_for_it_on_a_worker_not_the_
     cluster.lock.acquire()  # a request on a worker thread holds the cluster
     try:
         busy = stub.Schedule.future(first, timeout=WAIT)
-        wait_until(lambda: server.aio_servicer.in_flight() == 1, what="the busy request moved on")
+        wait_until(lambda: server.servicer.in_flight() == 1, what="the busy request moved on")
     finally:
         cluster.lock.release()
     split = stub.Schedule.future(second, timeout=WAIT)
@@ -383,7 +379,7 @@ def test_conversion_on_the_loop_ends_with_its_slice(
     server, stub, _ = servers.start()
     load(stub, 10, cpu="8")
     stub.Schedule(pb.ScheduleRequest(pods=[pb_pod(f"w{i}") for i in range(50)]), timeout=WAIT)
-    conv = server.servicer.converter
+    conv = server.handler.converter
     real = conv.pod_from_pb
     loop_thread = server._loop_thread
     on_loop = 0

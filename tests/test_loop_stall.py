@@ -76,9 +76,9 @@ def test_a_large_pod_the_caches_have_not_seen_never_converts_on_the_loop(
     load(stub, 10, cpu="8")
     for i in range(3):  # measured on a worker, then known fast: its requests start on the loop
         stub.Schedule(pb.ScheduleRequest(pods=[pb_pod(f"w{i}")]), timeout=WAIT)
-    slices = server.aio_servicer.inline.slices
+    slices = server.servicer.inline.slices
     stub.Schedule(pb.ScheduleRequest(pods=[pb_pod("probe")]), timeout=WAIT)
-    assert server.aio_servicer.inline.slices == slices + 1  # the loop is in use
+    assert server.servicer.inline.slices == slices + 1  # the loop is in use
     where: list[tuple[str, bool]] = []
     real = convert.pod_without_cache
     loop_thread = server._loop_thread

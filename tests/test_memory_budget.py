@@ -99,7 +99,7 @@ def tight(servers: Servers) -> Iterator[tuple[Server, pb_grpc.ScheduleServiceStu
     so a request estimated past that is refused and a small one is not."""
     server, stub, channel = servers.start()
     load(stub, 3, cluster="a")
-    server.servicer.memory = MemoryBudget(
+    server.handler.memory = MemoryBudget(
         MemoryLimits(rss_bytes=1024 * MIB, source="test"), read=lambda: (1020 * MIB, 0)
     )
     yield server, stub, channel
@@ -136,11 +136,11 @@ def test_a_request_past_the_budget_is_resource_exhausted_and_changes_nothing(
     code, retry_ms = _code_and_retry(err.value)
     assert code == grpc.StatusCode.RESOURCE_EXHAUSTED and retry_ms > 0
     assert "--max-memory-mib" in (err.value.details() or "")
-    assert server.aio_servicer.counts()["memory_refusals"] == 1
+    assert server.servicer.counts()["memory_refusals"] == 1
     assert server.engine.cluster("a").snapshot.generation == generation
     assert server.engine.cluster("a").snapshot.num_nodes == 3 and snapshot_pods(server, "a") == {}
-    assert server.servicer.admission.in_flight("a") == 0
-    assert server.servicer.memory.counts()["memory_reserved_bytes"] == 0
+    assert server.handler.admission.in_flight("a") == 0
+    assert server.handler.memory.counts()["memory_reserved_bytes"] == 0
     # small requests, this tenant's and another's, still go through
     stub.UpdateSnapshot(pb.UpdateSnapshotRequest(cluster="b", upsert_nodes=[pb_node("n0")]),
                         timeout=WAIT)
@@ -250,7 +250,7 @@ def test_memory_error_is_resource_exhausted_and_never_leaves_half_an_update_in_u
     load(stub, 2, cluster="a")
     load(stub, 1, cluster="b")
     if where == "converter":
-        conv = server.servicer.converter
+        conv = server.handler.converter
         monkeypatch.setattr(conv, "node_from_pb", _raise_on_call(2, conv.node_from_pb))
     elif where == "schedule_one":
         monkeypatch.setattr(scheduler_module, "schedule_one",

@@ -67,7 +67,7 @@ class Instrumented:
             address="127.0.0.1:0", grace_seconds=1,
             interceptors=(GrpcMetricsInterceptor(self.registry),),
         )).start()
-        self.registry.register(ServerCollector(self.server.aio_servicer.counts))
+        self.registry.register(ServerCollector(self.server.servicer.counts))
         self.channel = grpc.insecure_channel(f"127.0.0.1:{self.server.port}")
         self.stub = pb_grpc.ScheduleServiceStub(self.channel)
 
@@ -179,14 +179,14 @@ def test_server_counters_say_where_requests_ran(instrumented: Instrumented) -> N
     s = samples(instrumented.registry)
     slices = value(s, "schedsvc_loop_slices_total")
     assert 1 <= slices <= 3
-    assert slices == instrumented.server.aio_servicer.inline.slices
+    assert slices == instrumented.server.servicer.inline.slices
     assert value(s, "schedsvc_loop_slice_rests_total") == 0  # one-pod batches fit a slice
     assert value(s, "schedsvc_requests_in_flight") == 0
     call = stub.ScheduleStream(iter([pb.ScheduleRequest(pods=[pod("s0")])]), timeout=30)
     assert len(list(call)) == 1
     assert value(samples(instrumented.registry), "schedsvc_streams_open") == 0
     # a slice that runs out: its rest moves to a thread and is counted
-    aio = instrumented.server.aio_servicer
+    aio = instrumented.server.servicer
     slices = value(samples(instrumented.registry), "schedsvc_loop_slices_total")
     assert slices == aio.inline.slices
     aio.inline.begin = lambda cluster, pods: (lambda: True)  # type: ignore[method-assign]

@@ -23,7 +23,7 @@ from schedsvc.framework.snapshot import Snapshot
 from schedsvc.server.admission import MalformedRequestInterceptor
 from schedsvc.server.app import Server, ServerOptions
 from schedsvc.server.pauses import HeapPolicy, ShortTurns
-from schedsvc.server.servicer import SETTLE_ITEMS, _settles
+from schedsvc.server.request_handler import SETTLE_ITEMS, _settles
 from schedsvc.v1 import schedule_pb2 as pb
 from tests.strategies import node, pod
 
@@ -94,9 +94,9 @@ def test_which_updates_settle(request_: pb.UpdateSnapshotRequest, settles: bool)
 
 def test_only_a_server_asked_to_freezes_the_heap() -> None:
     plain = Server(Engine(default_config(), seed=1), ServerOptions(address="127.0.0.1:0"))
-    assert plain.servicer.heap is None
+    assert plain.handler.heap is None
     options = ServerOptions(address="127.0.0.1:0", tune_process=True)
-    assert Server(Engine(default_config(), seed=1), options).servicer.heap is not None
+    assert Server(Engine(default_config(), seed=1), options).handler.heap is not None
 
 
 def test_snapshot_type_is_weakly_referenceable() -> None:

@@ -18,7 +18,10 @@ import pytest
 from google.rpc import error_details_pb2
 from grpc_status import rpc_status
 
-from schedsvc.server.servicer import NOT_ATTEMPTED, Limits
+from schedsvc.errors import Cancelled, DeadlineExceeded
+from schedsvc.server.limits import Limits
+from schedsvc.server.schedule_call import NOT_ATTEMPTED
+from schedsvc.server.status import status_for
 from schedsvc.v1 import schedule_pb2 as pb
 from tests.support import WAIT, Servers, load, pb_node, pb_pod, snapshot_pods, wait_until
 
@@ -98,12 +101,8 @@ def test_stale_epoch_or_generation_is_failed_precondition_and_changes_nothing(
 
 
 # ---- deadlines and cancellation ------------------------------------------------------------------
-class _Aborted(Exception):
-    pass
-
-
 class FakeClock:
-    """The servicer's clock, one second later each time it is read (once per pod)."""
+    """The request handler's clock, one second later each time it is read (once per pod)."""
 
     def __init__(self) -> None:
         self.now = 0.0
@@ -113,15 +112,14 @@ class FakeClock:
         return self.now
 
 
-class FakeContext:
-    """A servicer context with a deadline `remaining` seconds away when the batch starts (read
-    on a FakeClock) and a caller that leaves after `active_after` liveness checks."""
+class FakeCaller:
+    """A caller with a deadline `remaining` seconds away when the batch starts (read on a
+    FakeClock) that leaves after `active_after` liveness checks."""
 
     def __init__(self, remaining: float, active_after: int | None = None) -> None:
         self.remaining = remaining
         self.checks = 0
         self.active_after = active_after
-        self.code: grpc.StatusCode | None = None
 
     def is_active(self) -> bool:
         self.checks += 1
@@ -130,14 +128,6 @@ class FakeContext:
     def time_remaining(self) -> float:
         return self.remaining
 
-    def abort(self, code: grpc.StatusCode, details: str) -> None:
-        self.code = code
-        raise _Aborted(details)
-
-    def abort_with_status(self, status: grpc.Status) -> None:
-        self.code = status.code
-        raise _Aborted(status.details)
-
 
 def test_deadline_near_mid_batch_returns_attempted_pods_and_marks_the_rest(
     servers: Servers,
@@ -145,10 +135,10 @@ def test_deadline_near_mid_batch_returns_attempted_pods_and_marks_the_rest(
     server, stub, _ = servers.start()
     load(stub, 4)
     pods = [pb_pod(f"p{i}") for i in range(6)]
-    server.servicer.clock = FakeClock()
-    ctx = FakeContext(2.5)  # two pods, then the deadline is within the margin
-    resp = server.servicer.Schedule(pb.ScheduleRequest(pods=pods), ctx)
-    server.servicer.clock = time.monotonic
+    server.handler.clock = FakeClock()
+    caller = FakeCaller(2.5)  # two pods, then the deadline is within the margin
+    resp = server.handler.schedule(pb.ScheduleRequest(pods=pods), caller)
+    server.handler.clock = time.monotonic
     assert [p.outcome for p in resp.placements] == [pb.Placement.SCHEDULED] * 2 + [
         pb.Placement.OUTCOME_UNSPECIFIED
     ] * 4
@@ -167,16 +157,16 @@ def test_caller_gone_mid_batch_stops_between_pods_and_keeps_what_was_placed(
     server, stub, _ = servers.start()
     load(stub, 4)
     pods = [pb_pod(f"p{i}") for i in range(6)]
-    server.servicer.clock = FakeClock()
-    ctx = FakeContext(60.0, active_after=3)  # the client leaves after three pods
-    with pytest.raises(_Aborted):
-        server.servicer.Schedule(pb.ScheduleRequest(pods=pods), ctx)
-    assert ctx.code == grpc.StatusCode.CANCELLED
+    server.handler.clock = FakeClock()
+    caller = FakeCaller(60.0, active_after=3)  # the client leaves after three pods
+    with pytest.raises(Cancelled) as gone:
+        server.handler.schedule(pb.ScheduleRequest(pods=pods), caller)
+    assert status_for(gone.value).code == grpc.StatusCode.CANCELLED
     assert set(snapshot_pods(server)) == {"p0", "p1", "p2"}
-    ctx = FakeContext(0.0)  # the deadline passed before the first pod
-    with pytest.raises(_Aborted):
-        server.servicer.Schedule(pb.ScheduleRequest(pods=[pb_pod("late")]), ctx)
-    assert ctx.code == grpc.StatusCode.DEADLINE_EXCEEDED
+    caller = FakeCaller(0.0)  # the deadline passed before the first pod
+    with pytest.raises(DeadlineExceeded) as late:
+        server.handler.schedule(pb.ScheduleRequest(pods=[pb_pod("late")]), caller)
+    assert status_for(late.value).code == grpc.StatusCode.DEADLINE_EXCEEDED
     assert "late" not in snapshot_pods(server)
 
 
@@ -190,12 +180,12 @@ def test_queued_request_past_its_deadline_does_no_work(servers: Servers) -> None
         fut = stub.Schedule.future(
             pb.ScheduleRequest(pods=[pb_pod(f"p{i}") for i in range(5)]), timeout=0.5
         )
-        wait_until(lambda: server.servicer.admission.in_flight("default") == 1, what="queued")
+        wait_until(lambda: server.handler.admission.in_flight("default") == 1, what="queued")
         wait_until(fut.done, what="the client's deadline")
     with pytest.raises(grpc.RpcError) as err:
         fut.result()
     assert err.value.code() == grpc.StatusCode.DEADLINE_EXCEEDED
-    wait_until(lambda: server.servicer.admission.in_flight("default") == 0, what="drained")
+    wait_until(lambda: server.handler.admission.in_flight("default") == 0, what="drained")
     assert snapshot_pods(server) == {}
 
 
@@ -207,10 +197,10 @@ def test_cancelled_request_places_at_most_a_prefix(servers: Servers) -> None:
     pods = [pb_pod(f"p{i}") for i in range(50)]
     with server.engine.cluster("default").lock:
         fut = stub.Schedule.future(pb.ScheduleRequest(pods=pods), timeout=WAIT)
-        wait_until(lambda: server.servicer.admission.in_flight("default") == 1, what="queued")
+        wait_until(lambda: server.handler.admission.in_flight("default") == 1, what="queued")
         fut.cancel()
     assert fut.cancelled()
-    wait_until(lambda: server.servicer.admission.in_flight("default") == 0, what="drained")
+    wait_until(lambda: server.handler.admission.in_flight("default") == 0, what="drained")
     placed = snapshot_pods(server)
     assert set(placed) == {p.uid for p in pods[: len(placed)]}
     retry = stub.Schedule(pb.ScheduleRequest(pods=pods), timeout=WAIT)
@@ -232,7 +222,7 @@ def test_short_deadline_on_a_big_batch_places_a_prefix_and_a_retry_completes_it(
         assert all(p.message == NOT_ATTEMPTED for p in resp.placements[k:])
     except grpc.RpcError as err:
         assert err.code() == grpc.StatusCode.DEADLINE_EXCEEDED
-    wait_until(lambda: server.servicer.admission.in_flight("default") == 0, what="drained")
+    wait_until(lambda: server.handler.admission.in_flight("default") == 0, what="drained")
     placed = snapshot_pods(server)
     uids = [p.uid for p in pods]
     assert set(placed) == set(uids[: len(placed)])  # a prefix of the batch, nothing else
@@ -256,7 +246,7 @@ def test_queue_per_cluster_is_bounded_with_retry_info_and_other_clusters_unaffec
             stub.Schedule.future(pb.ScheduleRequest(pods=[pb_pod(f"q{i}")]), timeout=WAIT)
             for i in range(2)
         ]
-        wait_until(lambda: server.servicer.admission.in_flight("default") == 2, what="queued")
+        wait_until(lambda: server.handler.admission.in_flight("default") == 2, what="queued")
         with pytest.raises(grpc.RpcError) as err:
             stub.Schedule(pb.ScheduleRequest(pods=[pb_pod("x")]), timeout=WAIT)
         assert err.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
@@ -272,7 +262,7 @@ def test_queue_per_cluster_is_bounded_with_retry_info_and_other_clusters_unaffec
                               timeout=WAIT)
         assert other.placements[0].outcome == pb.Placement.SCHEDULED
     assert [f.result().placements[0].outcome for f in held] == [pb.Placement.SCHEDULED] * 2
-    assert server.servicer.admission.in_flight("default") == 0
+    assert server.handler.admission.in_flight("default") == 0
     assert set(snapshot_pods(server)) == {"q0", "q1"}  # the refused pod was never assumed
 
 

@@ -1,4 +1,4 @@
-"""The gRPC surface: a real server on a loopback port, and the servicer under grpcio-testing.
+"""The gRPC surface: a real server on a loopback port, and the request handler without gRPC.
 
 Every malformed request fails as a whole with INVALID_ARGUMENT naming the field (a
 google.rpc.BadRequest detail) and leaves the snapshot exactly as it was.
@@ -6,11 +6,10 @@ google.rpc.BadRequest detail) and leaves the snapshot exactly as it was.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import grpc
-import grpc_testing
 import pytest
 from google.rpc import error_details_pb2
 from grpc_health.v1 import health_pb2, health_pb2_grpc
@@ -19,11 +18,11 @@ from grpc_status import rpc_status
 
 from schedsvc.config import default_config
 from schedsvc.engine.scheduler import Engine
-from schedsvc.server.servicer import ScheduleServicer
+from schedsvc.errors import InvalidArgument
+from schedsvc.server.request_handler import RequestHandler
+from schedsvc.server.status import status_for
 from schedsvc.v1 import schedule_pb2 as pb
 from tests.support import pb_node, pb_pod
-
-SERVICE = pb.DESCRIPTOR.services_by_name["ScheduleService"]
 
 
 def state(stub: Any, cluster: str = "default") -> tuple[int, int, int]:
@@ -186,32 +185,31 @@ def test_stale_expected_generation_or_epoch_is_failed_precondition(stub: Any) ->
     assert ok.generation == gen
 
 
-# ---- the servicer under grpcio-testing (no network) ------------------------------------------
+# ---- the request handler, without gRPC -------------------------------------------------------
+
+
+class _Caller:
+    """A caller with no deadline that stays."""
+
+    def time_remaining(self) -> None:
+        return None
+
+    def is_active(self) -> bool:
+        return True
 
 
 @pytest.fixture
-def testing_server() -> Any:
+def handler() -> Iterator[RequestHandler]:
     engine = Engine(default_config(), seed=1)
-    servicer = ScheduleServicer(engine)
-    yield grpc_testing.server_from_dictionary(
-        {SERVICE: servicer}, grpc_testing.strict_real_time()
-    )
+    yield RequestHandler(engine)
     engine.close()
 
 
-def _unary(server: Any, name: str, request: Any) -> tuple[Any, Any]:
-    rpc = server.invoke_unary_unary(SERVICE.methods_by_name[name], (), request, None)
-    response, _, code, _ = rpc.termination()
-    return response, code
-
-
-def test_servicer_schedules_through_grpc_testing(testing_server: Any) -> None:
-    _, code = _unary(testing_server, "UpdateSnapshot", pb.UpdateSnapshotRequest(
-        upsert_nodes=[pb_node("n0", cpu="1")]))
-    assert code == grpc.StatusCode.OK
-    resp, code = _unary(testing_server, "Schedule", pb.ScheduleRequest(
-        pods=[pb_pod("a", cpu="600m"), pb_pod("b", cpu="600m")]))
-    assert code == grpc.StatusCode.OK
+def test_handler_schedules_without_grpc(handler: RequestHandler) -> None:
+    handler.update_snapshot(pb.UpdateSnapshotRequest(upsert_nodes=[pb_node("n0", cpu="1")]))
+    resp = handler.schedule(
+        pb.ScheduleRequest(pods=[pb_pod("a", cpu="600m"), pb_pod("b", cpu="600m")]), _Caller()
+    )
     assert resp.placements[0].node_name == "n0"
     assert resp.placements[1].outcome == pb.Placement.UNSCHEDULABLE
     # a (priority 0) holds the room b needs, and b may not evict a pod of its own priority
@@ -219,8 +217,16 @@ def test_servicer_schedules_through_grpc_testing(testing_server: Any) -> None:
         "0/1 nodes are available: 1 Insufficient cpu. "
         "preemption: 0/1 nodes are available: 1 No preemption victims found for incoming pod."
     )
+    assert handler.admission.in_flight("default") == 0
 
 
-def test_servicer_maps_a_domain_error_to_invalid_argument(testing_server: Any) -> None:
-    _, code = _unary(testing_server, "Schedule", pb.ScheduleRequest(pods=[pb_pod("a", cpu="?")]))
-    assert code == grpc.StatusCode.INVALID_ARGUMENT
+def test_handler_raises_a_domain_error_that_maps_to_invalid_argument(
+    handler: RequestHandler,
+) -> None:
+    with pytest.raises(InvalidArgument) as e:
+        handler.schedule(pb.ScheduleRequest(pods=[pb_pod("a", cpu="?")]), _Caller())
+    assert e.value.field.startswith("pods[0]")
+    st = status_for(e.value)
+    assert st.code == grpc.StatusCode.INVALID_ARGUMENT
+    assert st.details == str(e.value)
+    assert handler.admission.in_flight("default") == 0  # refused holding nothing

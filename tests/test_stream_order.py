@@ -10,7 +10,7 @@ from collections.abc import Iterator
 import grpc
 import pytest
 
-from schedsvc.server.servicer import Limits
+from schedsvc.server.limits import Limits
 from schedsvc.v1 import schedule_pb2 as pb
 from tests.support import WAIT, Servers, load, pb_pod, snapshot_pods, wait_until
 
@@ -40,8 +40,8 @@ def test_requests_before_a_malformed_one_are_answered_and_none_after_it_runs(
         ["a0", "a1", "a2"], ["b0", "b1", "b2"]]
     placed = snapshot_pods(server)
     assert {"a0", "b2"} <= set(placed) and not any(uid.startswith("c") for uid in placed)
-    wait_until(lambda: server.aio_servicer.in_flight() == 0, what="in-flight back to 0")
-    wait_until(lambda: server.aio_servicer.streams.open_streams() == 0, what="stream closed")
+    wait_until(lambda: server.servicer.in_flight() == 0, what="in-flight back to 0")
+    wait_until(lambda: server.servicer.streams.open_streams() == 0, what="stream closed")
 
 
 def test_a_refused_cluster_ends_the_stream_after_the_answers_before_it(servers: Servers) -> None:
@@ -65,5 +65,5 @@ def test_a_refused_cluster_ends_the_stream_after_the_answers_before_it(servers: 
     assert answers == [["x0"]]
     assert "y0" not in snapshot_pods(server, "a")
     hold.set()
-    wait_until(lambda: server.aio_servicer.streams.open_streams() == 0, what="streams closed")
-    assert server.aio_servicer.in_flight() == 0
+    wait_until(lambda: server.servicer.streams.open_streams() == 0, what="streams closed")
+    assert server.servicer.in_flight() == 0

@@ -16,7 +16,7 @@ import grpc
 import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
-from schedsvc.server.servicer import Limits
+from schedsvc.server.limits import Limits
 from schedsvc.v1 import schedule_pb2 as pb
 from schedsvc.v1 import schedule_pb2_grpc as pb_grpc
 from tests.support import WAIT, Servers, load, pb_pod, wait_until
@@ -75,7 +75,7 @@ def test_200_idle_streams_leave_unary_and_health_answering(servers: Servers) -> 
     assert any(health_ok), health_ok
     assert time.monotonic() - started < WAIT
     # the cancelled streams are all released
-    wait_until(lambda: server.aio_servicer.streams.open_streams() == 0, what="streams closed")
+    wait_until(lambda: server.servicer.streams.open_streams() == 0, what="streams closed")
 
 
 def _open_stream(
@@ -107,7 +107,7 @@ def test_streams_are_bounded_in_total_and_per_cluster(servers: Servers) -> None:
     assert err.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
     assert "--max-streams-per-cluster" in (err.value.details() or "")
     more.set()
-    wait_until(lambda: server.aio_servicer.streams.open_streams() == 2, what="refused closed")
+    wait_until(lambda: server.servicer.streams.open_streams() == 2, what="refused closed")
     # another cluster still takes one; then the server's total (3) is reached
     call, more = _open_stream(stub, "b")
     assert next(call).placements[0].message == "no nodes available to schedule pods"
@@ -121,10 +121,10 @@ def test_streams_are_bounded_in_total_and_per_cluster(servers: Servers) -> None:
     # closing a stream frees its places
     first_call, first_more = opened.pop(0)
     first_more.set()
-    wait_until(lambda: server.aio_servicer.streams.open_streams("a") == 1, what="a released")
+    wait_until(lambda: server.servicer.streams.open_streams("a") == 1, what="a released")
     call, more = _open_stream(stub, "a")
     assert next(call).placements[0].outcome == pb.Placement.SCHEDULED
     more.set()
     for _, m in opened:
         m.set()
-    wait_until(lambda: server.aio_servicer.streams.open_streams() == 0, what="all closed")
+    wait_until(lambda: server.servicer.streams.open_streams() == 0, what="all closed")

@@ -117,7 +117,7 @@ def test_concurrent_clients_with_kills_leave_exactly_the_seen_pods(
     # killed calls may still be running server-side: wait for every cluster to drain
     from tests.support import wait_until
 
-    wait_until(lambda: all(server.servicer.admission.in_flight(c) == 0 for c in "ab"),
+    wait_until(lambda: all(server.handler.admission.in_flight(c) == 0 for c in "ab"),
                what="drain")
     for cluster in ("a", "b"):
         held = snapshot_pods(server, cluster)

@@ -20,7 +20,7 @@ from schedsvc.config import default_config
 from schedsvc.engine.scheduler import Engine, SnapshotUpdate
 from schedsvc.model import Node
 from schedsvc.observability.metrics import ClusterCollector
-from schedsvc.server.servicer import Limits
+from schedsvc.server.limits import Limits
 from schedsvc.v1 import schedule_pb2 as pb
 from tests.support import WAIT, Servers, pb_node, pb_pod
 

@@ -20,7 +20,7 @@ from .observability.setup import setup_observability, tracing_requested
 from .server.app import Server, ServerOptions
 from .server.auth import TokenAuthInterceptor, load_tokens
 from .server.counts import DEFAULT_MAX_ITEMS
-from .server.servicer import Limits
+from .server.limits import Limits
 from .server.tls import server_credentials
 
 __all__ = ["main", "build_parser", "parse_feature_gates", "scheduler_config"]
@@ -295,7 +295,7 @@ def serve(args: argparse.Namespace) -> int:
         tune_process=True,
     )
     server = Server(engine, options).start()
-    obs.attach_server(server.aio_servicer.counts)
+    obs.attach_server(server.servicer.counts)
     server.install_signal_handlers()
     logging.getLogger("schedsvc").info(
         "reproducing kube-scheduler %s (--emulated-version %s)",

@@ -53,7 +53,7 @@ class Observability:
 
     def attach_server(self, counts: ServerCounts) -> None:
         """Scrape-time collectors that read the server (loop slices, work in flight, streams)
-        through `counts` (AsyncScheduleServicer.counts)."""
+        through `counts` (server/servicer.py ScheduleServicer.counts)."""
         for f in self._on_server:
             f(counts)
 

@@ -28,10 +28,11 @@ from ..engine.scheduler import Engine
 from ..v1 import schedule_pb2 as pb
 from ..v1 import schedule_pb2_grpc as pb_grpc
 from .admission import MalformedRequestInterceptor
-from .aio_service import AsyncScheduleServicer
+from .limits import Limits
 from .memory import MemoryBudget, memory_limits
 from .pauses import HeapPolicy, ShortTurns
-from .servicer import Limits, ScheduleServicer
+from .request_handler import RequestHandler
+from .servicer import ScheduleServicer
 
 __all__ = ["ServerOptions", "Server", "SERVICE_NAME"]
 
@@ -75,14 +76,14 @@ class Server:
                 "waiting requests can hold every worker thread", queue, options.max_workers,
             )
         memory = MemoryBudget(memory_limits(options.max_memory_mib), options.max_message_bytes)
-        self.servicer = ScheduleServicer(engine, options.limits, memory)
+        self.handler = RequestHandler(engine, options.limits, memory)
         if options.tune_process:
-            self.servicer.heap = HeapPolicy()
+            self.handler.heap = HeapPolicy()
         self.rest_executor = ThreadPoolExecutor(
             max_workers=options.max_workers, thread_name_prefix="rpc-rest"
         )
-        self.aio_servicer = AsyncScheduleServicer(
-            self.servicer, self.executor, options.loop_slice_seconds, self.rest_executor
+        self.servicer = ScheduleServicer(
+            self.handler, self.executor, options.loop_slice_seconds, self.rest_executor
         )
         self.health = health.aio.HealthServicer()
         self._loop = asyncio.new_event_loop()
@@ -116,7 +117,7 @@ class Server:
             ],
         )
         pb_grpc.add_ScheduleServiceServicer_to_server(  # type: ignore[no-untyped-call]
-            self.aio_servicer, server
+            self.servicer, server
         )
         health_pb2_grpc.add_HealthServicer_to_server(self.health, server)
         reflection.enable_server_reflection(

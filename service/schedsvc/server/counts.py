@@ -1,7 +1,7 @@
 """Count limits on the repeated fields inside a pod, node, namespace or PodDisruptionBudget.
 
 Request-level lists (pods, nodes, removals, namespaces, budgets) have limits of their own
-(Limits in servicer.py). Inside an object every repeated or map field (containers, ports,
+(Limits in limits.py). Inside an object every repeated or map field (containers, ports,
 tolerations, terms, values, labels, images, disrupted pods, ...) holds at most `max_items`
 entries, checked before the object is converted, so no object can carry an unbounded list into
 the engine. The default is far above what real objects carry (kube itself caps a node's

@@ -34,7 +34,7 @@ def need_of(engine: Engine, name: str, request: Any) -> Callable[[], int]:
 
         def explain_need() -> int:
             cluster = engine.find(name)
-            nodes = cluster.snapshot.num_nodes if cluster is not None else 0
+            nodes = cluster.num_nodes() if cluster is not None else 0
             return estimate(request, EXPLAIN_BYTES_PER_NODE, nodes)
 
         return explain_need
@@ -42,17 +42,17 @@ def need_of(engine: Engine, name: str, request: Any) -> Callable[[], int]:
 
 
 def gated(
-    fn: Callable[[Any, Any], T], admission: Admission, name: str,
+    fn: Callable[[Any], T], admission: Admission, name: str,
     memory: MemoryBudget, what: str, need: Callable[[], int],
-) -> Callable[[Any, Any], T]:
+) -> Callable[[Any], T]:
     """`fn` for a request already admitted to cluster `name`: on its thread, it asks the
     memory budget first, and gives back the reservation and the slot when it ends."""
 
-    def run(request: Any, context: Any) -> T:
+    def run(request: Any) -> T:
         try:
             reserved = memory.admit(what, need)
             try:
-                return fn(request, context)
+                return fn(request)
             finally:
                 memory.release(reserved)
         finally:

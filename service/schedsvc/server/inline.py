@@ -6,7 +6,7 @@ scheduled right on the loop. The loop also answers health, reflection and every 
 a slice is bounded three ways:
 
 - in time: `slice_seconds`, after which the rest of the batch moves to the executor
-  (schedule_call.py keeps the cluster's lock across the move);
+  (schedule_call.py keeps the cluster across the move);
 - per cluster, by what its pods recently cost: a cluster with a pod slower than a slice (a
   full cycle on many nodes, a preemption) or a rejected request whose conversion alone was, in
   the last SLOW_MEMORY_SECONDS, never starts on the loop, nor one the loop has not yet seen a
@@ -75,7 +75,7 @@ class InlinePolicy:
         cost = self._costs.get(cluster)
         if cost is None or self.clock() < cost.slow_until:
             return None
-        if cluster.snapshot.num_nodes > cost.nodes * (1 + GROWTH):
+        if cluster.num_nodes() > cost.nodes * (1 + GROWTH):
             return None  # read without the lock: a stale count only delays the slices
         if pods * cost.convert_seconds_per_pod > self.slice_seconds:
             return None
@@ -114,7 +114,7 @@ class InlinePolicy:
         old = self._costs.get(call.cluster)
         cost = _Cost(
             max(slow_until, old.slow_until) if old is not None else slow_until,
-            call.cluster.snapshot.num_nodes,
+            call.cluster.num_nodes(),
             call.convert_seconds / max(1, len(call.pods)),
         )
         self._costs[call.cluster] = cost

@@ -1,249 +1,341 @@
-"""ScheduleService: a thin adapter, proto -> domain -> engine -> domain -> proto."""
+"""ScheduleService, the server's one servicer, on grpc's asyncio server: idle calls hold no
+thread.
+
+The event loop reads requests, enforces the stream and in-flight bounds, and writes responses.
+Real work (conversion, validation, the engine) is the request handler's (request_handler.py,
+no gRPC there) and runs on a thread of `executor`, with one exception: a Schedule request whose
+cluster's pods are recently fast starts on the loop itself for a bounded slice (inline.py),
+since handing a short batch to a thread and its answer back costs more than the batch; what is
+left past the slice goes on on `rest_executor`, the batch keeping its cluster across the move
+(schedule_call.py). An open stream waiting for its next request is a suspended coroutine, so
+any number of them leave every thread free for other clusters, health and reflection (asyncio
+servicers that never queue behind the engine, and wait behind at most one slice per loop
+iteration).
+
+The work sees a `_Caller`: the deadline read once and `is_active` false once the call is done
+(gRPC's done callback, set from the loop). Whatever it raises reaches the loop, which ends the
+call with that error's status (status.abort, the one place errors become status codes).
+"""
 
 from __future__ import annotations
 
+import asyncio
+import contextvars
 import time
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from collections.abc import AsyncIterator, Callable
+from concurrent.futures import Executor
+from typing import Any, TypeAlias, TypeVar
 
 import grpc
 
-from ..engine.explain import Explanation
-from ..engine.scheduler import Engine, SnapshotUpdate
-from ..errors import InvalidArgument
+from ..engine.scheduler import Cluster
+from ..errors import Cancelled, DeadlineExceeded, ResourceExhausted, SchedsvcError
 from ..v1 import schedule_pb2 as pb
 from ..v1 import schedule_pb2_grpc as pb_grpc
-from .admission import Admission
-from .cache import request_scope
-from .convert import Converter
-from .convert_preemption import pdb_key
-from .counts import DEFAULT_MAX_ITEMS
-from .memory import MemoryBudget, MemoryLimits
-from .pauses import HeapPolicy
-from .schedule_call import NOT_ATTEMPTED, ScheduleCall
-from .status import mapped_errors
+from .admission import StreamAdmission
+from .decode import LARGE_REQUEST
+from .gate import gated, need_of
+from .inline import InlinePolicy
+from .request_handler import RequestHandler
+from .schedule_call import OutOfSlice, ScheduleCall
+from .status import abort
 
-__all__ = ["NOT_ATTEMPTED", "Limits", "ScheduleServicer", "explanation_to_pb"]
+__all__ = ["ScheduleServicer"]
 
-@dataclass(frozen=True, slots=True)
-class Limits:
-    """Per-request limits: a request beyond them is INVALID_ARGUMENT, before any work."""
-
-    max_pods_per_request: int = 10_000
-    max_nodes_per_update: int = 100_000
-    max_pods_per_update: int = 1_000_000
-    # also the bound of remove_nodes (by max_nodes_per_update) and remove_pods (max_pods_...)
-    max_namespaces_per_update: int = 100_000
-    # PodDisruptionBudgets upserted, and removed, by one UpdateSnapshot: a list of their own,
-    # as namespaces have, since budgets are neither nodes nor pods
-    max_pdbs_per_update: int = 100_000
-    max_cluster_name: int = 253
-    # entries in any repeated or map field inside a pod, node or namespace (server/counts.py)
-    max_items_per_field: int = DEFAULT_MAX_ITEMS
-    # requests queued or running per cluster (Schedule, UpdateSnapshot, Explain: all that take
-    # its lock); more is RESOURCE_EXHAUSTED (0 = no bound)
-    max_queue_per_cluster: int = 8
-    # open ScheduleStream calls in total and per cluster; more is RESOURCE_EXHAUSTED (0 = none)
-    max_streams: int = 1024
-    max_streams_per_cluster: int = 16
-    # requests handed to the engine's threads and not finished, over all clusters (0 = none)
-    max_in_flight: int = 256
-    # stop a batch this long before the caller's deadline, so the partial answer still arrives
-    deadline_margin_seconds: float = 0.05
+T = TypeVar("T")
+AioContext: TypeAlias = "grpc.aio.ServicerContext[Any, Any]"
 
 
-def _requests(
-    it: Iterator[pb.ScheduleRequest], context: grpc.ServicerContext
-) -> Iterator[pb.ScheduleRequest]:
-    """The stream's requests; ends quietly when the client goes away mid-read."""
+# a request run on the executor: the call (its costs), and its response or why it stopped
+# with nothing to deliver; or, for a request refused before it became a call, None, the error
+# and the seconds it took
+_Outcome: TypeAlias = (
+    "tuple[ScheduleCall, pb.ScheduleResponse | None | SchedsvcError]"
+    " | tuple[None, BaseException, float]"
+)
+_UNFINISHED = (Cancelled, DeadlineExceeded)
+
+
+class _Done:
+    """Whether the call is over: set on the loop, read by the work between pods. One flag
+    (reads and writes of an attribute are atomic under the GIL); a threading.Event would
+    build a Condition and a lock on every call for a wait nobody does."""
+
+    __slots__ = ("is_set_",)
+
+    def __init__(self) -> None:
+        self.is_set_ = False
+
+    def set(self, _context: object = None) -> None:
+        self.is_set_ = True
+
+
+class _Caller:
+    """The caller as the work sees it off the loop (schedule_call.Caller)."""
+
+    __slots__ = ("_deadline", "_done")
+
+    def __init__(self, context: AioContext, done: _Done) -> None:
+        left = context.time_remaining()
+        self._deadline = None if left is None else time.monotonic() + left
+        self._done = done
+
+    def time_remaining(self) -> float | None:
+        return None if self._deadline is None else max(0.0, self._deadline - time.monotonic())
+
+    def is_active(self) -> bool:
+        return not self._done.is_set_
+
+
+def _watch(context: AioContext) -> _Done:
+    done = _Done()
+    context.add_done_callback(done.set)
+    return done
+
+
+def _finish(call: ScheduleCall) -> None:
+    """The rest of a batch whose first slice ran on the loop (it holds the cluster's lock)."""
     try:
-        yield from it
-    except grpc.RpcError:
-        if context.is_active():
-            raise
-
-
-def _check_staging(request: pb.UpdateSnapshotRequest) -> None:
-    """A staged replace's fields go together: the first chunk is replace + stage, a later one
-    stage + staged_replace, and commit ends either."""
-    if not request.stage:
-        for fname in ("staged_replace", "commit"):
-            if getattr(request, fname):
-                raise InvalidArgument(fname, "only with stage (a chunk of a staged replace)")
-        return
-    if request.replace and request.staged_replace:
-        raise InvalidArgument(
-            "staged_replace", "a first chunk (replace) starts a new staged replace: no id"
-        )
-    if not request.replace and not request.staged_replace:
-        raise InvalidArgument(
-            "staged_replace", "required on a later chunk (the first chunk's answer names it)"
-        )
-
-
-def explanation_to_pb(e: Explanation) -> pb.ExplainResponse:
-    out = pb.ExplainResponse(chosen_node=e.chosen_node, message=e.message, profile=e.profile)
-    for n in e.nodes:
-        v = out.nodes.add(
-            name=n.name, feasible=n.feasible, plugin=n.plugin, reasons=list(n.reasons),
-            total_score=n.total,
-        )
-        for plugin, (score, weight) in n.scores.items():
-            v.scores.add(plugin=plugin, score=score, weight=weight, weighted=score * weight)
-    for c in e.candidates:
-        pc = out.candidates.add(node_name=c.node_name, num_pdb_violations=c.num_pdb_violations)
-        for vic in c.victims:
-            pc.victims.add(
-                uid=vic.uid, namespace=vic.namespace, name=vic.name, priority=vic.priority
-            )
-    out.nominated_node_name = e.nominated_node
-    return out
-
-
-SETTLE_ITEMS = 256
-
-
-def _settles(request: pb.UpdateSnapshotRequest) -> bool:
-    """Whether an applied update leaves enough long-lived objects to freeze them (pauses.py):
-    a replace or a commit, or many upserts; a trickle of small updates is left to the young
-    collections."""
-    if request.replace or request.commit:
-        return True
-    return len(request.upsert_nodes) + len(request.upsert_pods) >= SETTLE_ITEMS
+        call.step()
+    finally:
+        call.close()
 
 
 class ScheduleServicer(pb_grpc.ScheduleServiceServicer):
+    """Bridges the asyncio server to the request handler on `executor`, bounding streams and
+    work."""
+
     def __init__(
-        self, engine: Engine, limits: Limits | None = None, memory: MemoryBudget | None = None
+        self, handler: RequestHandler, executor: Executor,
+        loop_slice_seconds: float = 0.0, rest_executor: Executor | None = None,
     ) -> None:
-        """`memory`: the server-wide budget (memory.py); none by default."""
-        self.engine = engine
-        self.limits = limits or Limits()
-        self.admission = Admission(self.limits.max_queue_per_cluster)
-        self.memory = memory or MemoryBudget(MemoryLimits())
-        self.converter = Converter(self.limits.max_items_per_field)
-        self.clock: Callable[[], float] = time.monotonic  # tests move time by hand
-        self.heap: HeapPolicy | None = None  # the serving process's (pauses.py)
+        """`rest_executor` runs the rest of batches whose first slice ran on the loop and took
+        their cluster: its own threads, since such a batch holds its cluster while it waits
+        for one, and on the request pool every thread could be a request waiting for that very
+        cluster. Nothing on it ever waits for a cluster, so it always drains. Slices are only
+        taken with one (`loop_slice_seconds` > 0)."""
+        self.handler = handler
+        self.executor = executor
+        self.rest_executor = rest_executor
+        lim = handler.limits
+        self.streams = StreamAdmission(lim.max_streams, lim.max_streams_per_cluster)
+        self.max_in_flight = lim.max_in_flight
+        self._in_flight = 0  # touched on the loop only
+        self.inline = InlinePolicy(loop_slice_seconds if rest_executor is not None else 0.0)
 
-    def cluster_name(self, name: str) -> str:
-        """The cluster a request names ("" is "default"); InvalidArgument when too long."""
-        if len(name) > self.limits.max_cluster_name:
-            raise InvalidArgument("cluster", "name too long")
-        return name or "default"
+    def in_flight(self) -> int:
+        """Requests handed to the executor and not finished (queued or running)."""
+        return self._in_flight
 
-    def UpdateSnapshot(  # noqa: N802 - gRPC method name
-        self, request: pb.UpdateSnapshotRequest, context: grpc.ServicerContext
-    ) -> pb.UpdateSnapshotResponse:
-        with mapped_errors(context), request_scope():
-            lim = self.limits
-            if len(request.upsert_nodes) > lim.max_nodes_per_update:
-                raise InvalidArgument(
-                    "upsert_nodes", f"at most {lim.max_nodes_per_update} nodes per request"
-                )
-            for fname, limit in (
-                ("upsert_pods", lim.max_pods_per_update),
-                ("remove_nodes", lim.max_nodes_per_update),
-                ("remove_pods", lim.max_pods_per_update),
-                ("upsert_namespaces", lim.max_namespaces_per_update),
-                ("upsert_pod_disruption_budgets", lim.max_pdbs_per_update),
-                ("remove_pod_disruption_budgets", lim.max_pdbs_per_update),
-            ):
-                if len(getattr(request, fname)) > limit:
-                    raise InvalidArgument(fname, f"at most {limit} entries per request")
-            _check_staging(request)
-            conv = self.converter
-            upd = SnapshotUpdate(
-                replace=request.replace,
-                upsert_nodes=[
-                    conv.node_from_pb(n, f"upsert_nodes[{i}]")
-                    for i, n in enumerate(request.upsert_nodes)
-                ],
-                remove_nodes=list(request.remove_nodes),
-                upsert_pods=[
-                    conv.pod_from_pb(p, f"upsert_pods[{i}]")
-                    for i, p in enumerate(request.upsert_pods)
-                ],
-                remove_pods=list(request.remove_pods),
-                upsert_namespaces=[
-                    conv.namespace_from_pb(ns, f"upsert_namespaces[{i}]")
-                    for i, ns in enumerate(request.upsert_namespaces)
-                ],
-                expected_generation=request.expected_generation,
-                expected_epoch=request.expected_epoch,
-                upsert_pod_disruption_budgets=[
-                    conv.pdb_from_pb(b, f"upsert_pod_disruption_budgets[{i}]")
-                    for i, b in enumerate(request.upsert_pod_disruption_budgets)
-                ],
-                remove_pod_disruption_budgets=[
-                    pdb_key(k, f"remove_pod_disruption_budgets[{i}]")
-                    for i, k in enumerate(request.remove_pod_disruption_budgets)
-                ],
-                stage=request.stage,
-                staged_replace=request.staged_replace,
-                commit=request.commit,
-            )
-            res = self.engine.cluster(self.cluster_name(request.cluster)).update(upd)
-            if self.heap is not None and _settles(request):
-                self.heap.settle()
-            return pb.UpdateSnapshotResponse(
-                generation=res.generation, nodes=res.nodes, pods=res.pods, epoch=res.epoch,
-                staged_replace=res.staged_replace,
-            )
-        raise AssertionError("unreachable")
+    def counts(self) -> dict[str, int]:
+        """The server's counters for metrics (observability/metrics.py ServerCollector)."""
+        return {
+            "loop_slices": self.inline.slices,
+            "loop_slice_rests": self.inline.rests,
+            "requests_in_flight": self._in_flight,
+            "streams_open": self.streams.open_streams(),
+            **self.handler.memory.counts(),
+        }
 
-    def schedule_call(
-        self, request: pb.ScheduleRequest, context: grpc.ServicerContext
-    ) -> ScheduleCall:
-        """A Schedule request run in one go on this thread (closed when it returns)."""
-        call = ScheduleCall(self, request, context)
+    def _done_on_loop(self) -> None:
+        self._in_flight -= 1
+
+    async def _run(
+        self, context: AioContext, fn: Callable[[Any], T], request: Any,
+        cancelled: Callable[[], None] | None = None,
+    ) -> T:
+        """fn(request) on the executor, if the in-flight bound allows; when it does not or fn
+        never starts, `cancelled` runs."""
+        if 0 < self.max_in_flight <= self._in_flight:
+            if cancelled is not None:
+                cancelled()
+            await abort(context, ResourceExhausted(
+                f"the server has {self._in_flight} requests in flight (limit "
+                f"{self.max_in_flight}, --max-in-flight): retry later", 0.5))
+        return await self._submit(context, fn, request, cancelled=cancelled)
+
+    async def _submit(
+        self, context: AioContext, fn: Callable[..., T], *args: Any,
+        cancelled: Callable[[], None] | None = None, executor: Executor | None = None,
+    ) -> T:
+        """fn(*args) on the executor. Work still queued when the call is cancelled never
+        starts (then `cancelled` runs); work already running finishes (it stops between pods
+        once the caller is gone) and holds its in-flight slot until then. Its errors become
+        the call's status."""
+        loop = asyncio.get_running_loop()
+        self._in_flight += 1
+        # the caller's contextvars (the RPC's tracing span) follow the work to its thread
+        ctx = contextvars.copy_context()
         try:
-            call.step()
+            fut = (executor or self.executor).submit(ctx.run, fn, *args)
+        except BaseException:  # a pool already shut down: nothing will ever run it
+            self._in_flight -= 1
+            if cancelled is not None:
+                cancelled()
+            raise
+        if cancelled is not None:
+            fut.add_done_callback(lambda f: cancelled() if f.cancelled() else None)
+        try:
+            return await asyncio.wrap_future(fut)
+        except Exception as exc:  # noqa: BLE001 - the call's boundary: a status, not a trace
+            await abort(context, exc)
         finally:
-            call.close()
-        return call
+            if fut.done():
+                self._in_flight -= 1
+            else:  # the call was cancelled while its work runs: the slot ends with the work
+                fut.add_done_callback(lambda _f: loop.call_soon_threadsafe(self._done_on_loop))
 
-    def Schedule(  # noqa: N802
-        self, request: pb.ScheduleRequest, context: grpc.ServicerContext
-    ) -> pb.ScheduleResponse:
-        with mapped_errors(context):
-            call = self.schedule_call(request, context)
-        resp = call.deliver(unary=True)
-        assert resp is not None  # deliver aborts instead
+    def _whole(self, caller: _Caller, unary: bool) -> Callable[[pb.ScheduleRequest], _Outcome]:
+        """A Schedule request run in one go on an executor thread, its response built there."""
+
+        def run(request: pb.ScheduleRequest) -> _Outcome:
+            t0 = time.perf_counter()
+            try:
+                call = ScheduleCall(self.handler, request, caller)
+            except Exception as exc:  # noqa: BLE001 - its cost is recorded, then its status
+                return None, exc, time.perf_counter() - t0
+            try:
+                call.step()
+            finally:
+                call.close()
+            try:
+                return call, call.deliver(unary)
+            except _UNFINISHED as exc:  # recorded on the loop first, then the call's status
+                return call, exc
+
+        return run
+
+    async def _on_executor(
+        self, request: pb.ScheduleRequest, context: AioContext, done: _Done, unary: bool,
+        cluster: Cluster | None,
+    ) -> pb.ScheduleResponse | None:
+        outcome = await self._run(context, self._whole(_Caller(context, done), unary), request)
+        if outcome[0] is None:
+            _, exc, seconds = outcome
+            self.inline.rejected(cluster, seconds, len(request.pods))
+            await abort(context, exc)
+        call, resp = outcome
+        self.inline.record(call)
+        if isinstance(resp, SchedsvcError):
+            await abort(context, resp)
         return resp
 
-    def stream_step(
-        self, request: pb.ScheduleRequest, context: grpc.ServicerContext
+    async def _schedule(
+        self, request: pb.ScheduleRequest, context: AioContext, done: _Done, unary: bool
     ) -> pb.ScheduleResponse | None:
-        """One request of a stream: its response, or None when the caller left (end the
-        stream quietly); a batch stopped by the deadline aborts the stream."""
-        with mapped_errors(context):
-            call = self.schedule_call(request, context)
-        return call.deliver(unary=False)
+        """A Schedule request. When the policy allows, its first slice runs right here on the
+        loop, and a batch that fits the slice never meets a thread; the rest, or all of it,
+        runs on the executor."""
+        handler = self.handler
+        try:
+            cluster = handler.engine.find(handler.cluster_name(request.cluster))
+        except SchedsvcError:
+            cluster = None  # the executor's run reports the error
+        stop = None if LARGE_REQUEST.get() else self.inline.begin(cluster, len(request.pods))
+        if stop is None:
+            return await self._on_executor(request, context, done, unary, cluster)
+        t0 = time.perf_counter()
+        try:
+            call = ScheduleCall(handler, request, _Caller(context, done), self.inline.past_end)
+        except OutOfSlice:  # converting it alone outlasted the slice: all of it on a thread
+            self.inline.rests += 1
+            return await self._on_executor(request, context, done, unary, cluster)
+        except Exception as exc:  # noqa: BLE001 - becomes the call's status
+            self.inline.rejected(cluster, time.perf_counter() - t0, len(request.pods))
+            await abort(context, exc)
+        return await self._slices(call, stop, context, unary)
 
-    def ScheduleStream(  # noqa: N802
-        self, request_iterator: Iterator[pb.ScheduleRequest], context: grpc.ServicerContext
-    ) -> Iterator[pb.ScheduleResponse]:
-        for request in _requests(request_iterator, context):
-            resp = self.stream_step(request, context)
-            if resp is None:
-                return
-            yield resp
+    async def _slices(
+        self, call: ScheduleCall, stop: Callable[[], bool], context: AioContext, unary: bool
+    ) -> pb.ScheduleResponse | None:
+        """A call's first slice here on the loop, and the rest, if any, on a thread."""
+        try:
+            over = call.step(stop, blocking=False)
+        except Exception as exc:  # noqa: BLE001 - step has closed the call
+            await abort(context, exc)
+        if over:
+            call.close()
+        else:
+            # the slice ran out: the rest holds the cluster, on the pool that never waits for
+            # a cluster; or another request holds the cluster: the rest holds nothing and
+            # waits for it on the request pool (on the rest pool it could take the thread a
+            # batch that takes the cluster next needs to end, and neither would)
+            pool = self.rest_executor if call.holds_lock else self.executor
+            self.inline.rests += 1
+            await self._submit(context, _finish, call, cancelled=call.close, executor=pool)
+        self.inline.record(call)
+        try:
+            return call.deliver(unary)
+        except _UNFINISHED as exc:
+            await abort(context, exc)
 
-    def DeleteCluster(  # noqa: N802
-        self, request: pb.DeleteClusterRequest, context: grpc.ServicerContext
-    ) -> pb.DeleteClusterResponse:
-        with mapped_errors(context):
-            deleted = self.engine.delete_cluster(self.cluster_name(request.cluster))
-            return pb.DeleteClusterResponse(deleted=deleted)
-        raise AssertionError("unreachable")
+    async def _per_cluster(
+        self, fn: Callable[[Any], T], request: Any, context: AioContext, what: str
+    ) -> T:
+        """A unary request that takes its cluster's lock: admitted per cluster here on the
+        loop, so a refused one never takes a thread; then run through gate.gated."""
+        handler = self.handler
+        try:
+            name = handler.cluster_name(request.cluster)
+            handler.admission.enter(name)
+        except SchedsvcError as exc:
+            await abort(context, exc)
+        work = gated(fn, handler.admission, name, handler.memory, what,
+                     need_of(handler.engine, name, request))
+        return await self._run(
+            context, work, request, cancelled=lambda: handler.admission.leave(name)
+        )
 
-    def Explain(  # noqa: N802
-        self, request: pb.ExplainRequest, context: grpc.ServicerContext
+    async def UpdateSnapshot(  # noqa: N802 - gRPC method name
+        self, request: pb.UpdateSnapshotRequest, context: AioContext
+    ) -> pb.UpdateSnapshotResponse:
+        return await self._per_cluster(
+            self.handler.update_snapshot, request, context, "this UpdateSnapshot"
+        )
+
+    async def Schedule(  # noqa: N802
+        self, request: pb.ScheduleRequest, context: AioContext
+    ) -> pb.ScheduleResponse:
+        done = _watch(context)
+        try:
+            resp = await self._schedule(request, context, done, unary=True)
+        finally:
+            done.set()
+        assert resp is not None  # deliver(unary=True) raises instead
+        return resp
+
+    async def Explain(  # noqa: N802
+        self, request: pb.ExplainRequest, context: AioContext
     ) -> pb.ExplainResponse:
-        with mapped_errors(context), request_scope():
-            if not request.HasField("pod"):
-                raise InvalidArgument("pod", "required")
-            pod = self.converter.pod_from_pb(request.pod, "pod")
-            cluster = self.engine.reader(self.cluster_name(request.cluster))
-            return explanation_to_pb(cluster.explain(pod))
-        raise AssertionError("unreachable")
+        return await self._per_cluster(self.handler.explain, request, context, "this Explain")
+
+    async def DeleteCluster(  # noqa: N802
+        self, request: pb.DeleteClusterRequest, context: AioContext
+    ) -> pb.DeleteClusterResponse:
+        return await self._run(context, self.handler.delete_cluster, request)
+
+    async def ScheduleStream(  # noqa: N802
+        self, request_iterator: AsyncIterator[pb.ScheduleRequest], context: AioContext
+    ) -> AsyncIterator[pb.ScheduleResponse]:
+        try:
+            self.streams.open()
+        except ResourceExhausted as exc:
+            await abort(context, exc)
+        joined: set[str] = set()
+        done = _watch(context)
+        try:
+            async for request in request_iterator:
+                try:
+                    name = self.handler.cluster_name(request.cluster)
+                    if name not in joined:
+                        self.streams.join(name)
+                        joined.add(name)
+                except SchedsvcError as exc:
+                    await abort(context, exc)
+                resp = await self._schedule(request, context, done, unary=False)
+                if resp is None:  # the caller left mid-batch
+                    return
+                yield resp
+        finally:
+            done.set()
+            self.streams.close(joined)

@@ -1,11 +1,16 @@
-"""The one place where domain errors become gRPC status codes, most specific first."""
+"""The one place where errors become gRPC status codes, most specific first.
+
+The request handler (request_handler.py) and the work it runs raise domain errors
+(schedsvc.errors) and know nothing of gRPC; the servicer (servicer.py) hands whatever reaches
+its boundary to `abort`. Anything unexpected is INTERNAL with a generic message (and a log
+line), never a traceback to the caller.
+"""
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator
-from contextlib import contextmanager
-from typing import NoReturn
+from dataclasses import dataclass
+from typing import Any, NoReturn, TypeAlias
 
 import grpc
 from google.protobuf import any_pb2
@@ -13,16 +18,28 @@ from google.rpc import code_pb2, error_details_pb2, status_pb2
 from grpc_status import rpc_status
 
 from ..errors import (
+    Cancelled,
     ConfigError,
+    DeadlineExceeded,
     FailedPrecondition,
     InvalidArgument,
     ResourceExhausted,
     SchedsvcError,
 )
 
-__all__ = ["abort_with", "mapped_errors"]
+__all__ = ["abort", "status_for"]
 
 log = logging.getLogger("schedsvc.server")
+AioContext: TypeAlias = "grpc.aio.ServicerContext[Any, Any]"
+
+
+@dataclass(frozen=True, slots=True)
+class _Plain(grpc.Status):  # type: ignore[misc]
+    """A status with no details: no trailing metadata at all (grpc_status always adds some)."""
+
+    code: grpc.StatusCode
+    details: str
+    trailing_metadata: tuple[Any, ...] = ()
 
 
 def _status(code: int, message: str, details: list[any_pb2.Any] | None = None) -> grpc.Status:
@@ -32,23 +49,30 @@ def _status(code: int, message: str, details: list[any_pb2.Any] | None = None) -
     return rpc_status.to_status(st)
 
 
+def _packed(detail: Any) -> list[any_pb2.Any]:
+    out = any_pb2.Any()
+    out.Pack(detail)
+    return [out]
+
+
 def status_for(exc: BaseException) -> grpc.Status:
+    """`exc` as the status its call ends with."""
     if isinstance(exc, InvalidArgument):
         br = error_details_pb2.BadRequest()
         br.field_violations.add(field=exc.field, description=exc.description)
-        detail = any_pb2.Any()
-        detail.Pack(br)
-        return _status(code_pb2.INVALID_ARGUMENT, str(exc), [detail])
+        return _status(code_pb2.INVALID_ARGUMENT, str(exc), _packed(br))
     if isinstance(exc, FailedPrecondition):
         return _status(code_pb2.FAILED_PRECONDITION, str(exc))
     if isinstance(exc, ResourceExhausted):
         ri = error_details_pb2.RetryInfo()
         ri.retry_delay.FromMilliseconds(int(exc.retry_after_seconds * 1000))
-        detail = any_pb2.Any()
-        detail.Pack(ri)
-        return _status(code_pb2.RESOURCE_EXHAUSTED, str(exc), [detail])
+        return _status(code_pb2.RESOURCE_EXHAUSTED, str(exc), _packed(ri))
     if isinstance(exc, ConfigError):
         return _status(code_pb2.FAILED_PRECONDITION, str(exc))
+    if isinstance(exc, DeadlineExceeded):
+        return _Plain(grpc.StatusCode.DEADLINE_EXCEEDED, str(exc))
+    if isinstance(exc, Cancelled):
+        return _Plain(grpc.StatusCode.CANCELLED, str(exc))
     if isinstance(exc, SchedsvcError):
         return _status(code_pb2.INTERNAL, "internal error")
     if isinstance(exc, MemoryError):
@@ -61,22 +85,10 @@ def status_for(exc: BaseException) -> grpc.Status:
     return _status(code_pb2.INTERNAL, "internal error")
 
 
-def abort_with(context: grpc.ServicerContext, exc: BaseException) -> NoReturn:
-    # what grpc's abort_with_status does, spelled out so grpcio-testing contexts support it
+async def abort(context: AioContext, exc: BaseException) -> NoReturn:
+    """End the call with `exc`'s status and its trailing metadata (BadRequest, RetryInfo)."""
     st = status_for(exc)
-    context.set_trailing_metadata(st.trailing_metadata)
-    context.abort(st.code, st.details)
+    if st.trailing_metadata:
+        context.set_trailing_metadata(tuple(st.trailing_metadata))
+    await context.abort(st.code, st.details)
     raise AssertionError("unreachable")  # abort raises
-
-
-@contextmanager
-def mapped_errors(context: grpc.ServicerContext) -> Iterator[None]:
-    """Run a handler body; any exception leaves as a clean gRPC status, never a traceback.
-
-    Handler bodies raise domain errors and never call context.abort themselves, so nothing
-    caught here is an abort already in flight.
-    """
-    try:
-        yield
-    except Exception as exc:  # noqa: BLE001 - this is the boundary
-        abort_with(context, exc)
