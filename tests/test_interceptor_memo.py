@@ -7,7 +7,7 @@ from typing import Any
 
 import grpc
 
-from schedsvc.server.admission import MalformedRequestInterceptor
+from schedsvc.server.malformed import MalformedRequestInterceptor
 
 
 def _handler() -> grpc.RpcMethodHandler:

@@ -20,8 +20,8 @@ from schedsvc.engine.preemption.victim_table import VictimTable
 from schedsvc.engine.scheduler import Engine, SnapshotUpdate
 from schedsvc.framework.selector_counts import SelectorCounts
 from schedsvc.framework.snapshot import Snapshot
-from schedsvc.server.admission import MalformedRequestInterceptor
 from schedsvc.server.app import Server, ServerOptions
+from schedsvc.server.malformed import MalformedRequestInterceptor
 from schedsvc.server.pauses import HeapPolicy, ShortTurns
 from schedsvc.server.request_handler import SETTLE_ITEMS, _settles
 from schedsvc.v1 import schedule_pb2 as pb

@@ -27,8 +27,8 @@ from grpc_reflection.v1alpha import reflection
 from ..engine.scheduler import Engine
 from ..v1 import schedule_pb2 as pb
 from ..v1 import schedule_pb2_grpc as pb_grpc
-from .admission import MalformedRequestInterceptor
 from .limits import Limits
+from .malformed import MalformedRequestInterceptor
 from .memory import MemoryBudget, memory_limits
 from .pauses import HeapPolicy, ShortTurns
 from .request_handler import RequestHandler
