@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 
 from schedsvc.config import default_config
 from schedsvc.engine.scheduler import Engine
-from schedsvc.server import admission, convert
+from schedsvc.server import convert, malformed
 from schedsvc.server.decode import INLINE_DECODE_BYTES, decode_in_pieces
 from schedsvc.server.inline import SLOW_MEMORY_SECONDS, InlinePolicy
 from schedsvc.server.schedule_call import LOOP_MAX_MISS_BYTES
@@ -140,13 +140,13 @@ def test_a_large_request_is_decoded_off_the_loop_as_the_whole_would_be(
 ) -> None:
     server, stub, channel = servers.start()
     threads: list[bool] = []
-    real = admission.decode_in_pieces
+    real = malformed.decode_in_pieces
 
     def spy(cls: Any, data: bytes) -> Any:
         threads.append(threading.current_thread() is server._loop_thread)
         return real(cls, data)
 
-    monkeypatch.setattr(admission, "decode_in_pieces", spy)
+    monkeypatch.setattr(malformed, "decode_in_pieces", spy)
     req = _update(3000)
     assert req.ByteSize() > INLINE_DECODE_BYTES
     resp = stub.UpdateSnapshot(req, timeout=WAIT)
