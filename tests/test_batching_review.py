@@ -19,8 +19,8 @@ from schedsvc.model import (
     NodeSelectorTerm,
     Taint,
 )
-from tests.strategies import make_pod, node, pod
-from tests.test_batching_equivalence import ANTI_WEB, PREFER_AWAY, WEB, Step, both
+from tests.batching_play import ANTI_WEB, PREFER_AWAY, WEB, Step, both
+from tests.builders import make_pod, node, pod
 
 
 def narrowing(*names: str) -> Affinity:

@@ -12,7 +12,7 @@ from schedsvc.config import parse_config
 from schedsvc.engine.filtering import num_feasible_nodes_to_find
 from schedsvc.engine.scheduler import Cluster, Engine, SnapshotUpdate
 from schedsvc.model import Outcome, Taint
-from tests.strategies import node, pod
+from tests.builders import node, pod
 
 GiB = 2**30
 

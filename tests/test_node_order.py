@@ -18,8 +18,8 @@ from schedsvc.engine.scheduler import Cluster, Engine, SnapshotUpdate
 from schedsvc.framework.node_tree import zone_key
 from schedsvc.framework.snapshot import Snapshot
 from schedsvc.model import Node
-from tests.strategies import GiB, make_pod, node, pod
-from tests.test_batching_equivalence import SOFT, Step, play, play_soft
+from tests.batching_play import SOFT, Step, play, play_soft
+from tests.builders import GiB, make_pod, node, pod
 
 BETA_REGION = "failure-domain.beta.kubernetes.io/region"
 BETA_ZONE = "failure-domain.beta.kubernetes.io/zone"

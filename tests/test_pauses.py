@@ -25,7 +25,7 @@ from schedsvc.server.app import Server, ServerOptions
 from schedsvc.server.pauses import HeapPolicy, ShortTurns
 from schedsvc.server.servicer import SETTLE_ITEMS, _settles
 from schedsvc.v1 import schedule_pb2 as pb
-from tests.strategies import node, pod
+from tests.builders import node, pod
 
 
 @pytest.fixture

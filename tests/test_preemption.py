@@ -20,7 +20,8 @@ from schedsvc.engine.preemption import evaluator
 from schedsvc.engine.scheduler import Cluster, Engine, SnapshotUpdate
 from schedsvc.errors import ConfigError, InvalidArgument
 from schedsvc.model import LabelSelector, Outcome, PodDisruptionBudget, PreemptionPolicy
-from tests.strategies import node, pod
+from tests.batching_play import setup
+from tests.builders import node, pod
 
 GiB = 2**30
 NO_VICTIMS = "No preemption victims found for incoming pod"
@@ -186,8 +187,6 @@ def test_pdb_violations_steer_the_pick() -> None:
 
 
 def test_a_preempting_pod_is_a_failed_cycle_for_batching() -> None:
-    from tests.test_batching import setup
-
     c, _, _ = setup(n_nodes=3, cpu=2000)
     c.update(SnapshotUpdate(upsert_pods=[low("x1", "n0"), low("x2", "n0")]))
     same = [pod(f"s{i}", cpu=1000, memory=None, priority=10) for i in range(5)]

@@ -27,7 +27,7 @@ from schedsvc.plugins import node_resources_balanced_allocation as ba
 from schedsvc.plugins import node_resources_fit as fit
 from schedsvc.v1 import schedule_pb2 as pb
 from tests import builders
-from tests.strategies import node, pod
+from tests.builders import node, pod
 
 GiB = 2**30
 

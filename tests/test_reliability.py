@@ -20,7 +20,8 @@ from grpc_status import rpc_status
 
 from schedsvc.server.servicer import NOT_ATTEMPTED, Limits
 from schedsvc.v1 import schedule_pb2 as pb
-from tests.support import WAIT, Servers, load, pb_node, pb_pod, snapshot_pods, wait_until
+from tests.builders import pb_node, pb_pod
+from tests.support import WAIT, Servers, load, snapshot_pods, wait_until
 
 
 # ---- idempotency ------------------------------------------------------------------------------

@@ -21,7 +21,7 @@ from schedsvc.config import default_config
 from schedsvc.engine.scheduler import Engine
 from schedsvc.server.servicer import ScheduleServicer
 from schedsvc.v1 import schedule_pb2 as pb
-from tests.support import pb_node, pb_pod
+from tests.builders import pb_node, pb_pod
 
 SERVICE = pb.DESCRIPTOR.services_by_name["ScheduleService"]
 

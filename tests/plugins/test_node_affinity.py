@@ -29,13 +29,9 @@ from schedsvc.plugins.node_affinity import (
     ERR_REASON_POD,
 )
 from schedsvc.plugins.selectors import parse_go_int64
-from tests.builders import run_score, snapshot_of
+from tests.builders import node_with_labels, run_score, snapshot_of
 
 Req = NodeSelectorRequirement
-
-
-def node_with_labels(name: str, labels: Mapping[str, str] | None = None) -> Node:
-    return Node(name=name, labels=dict(labels or {}))
 
 
 def expr(key: str, op: str, *values: str) -> Req:
@@ -59,8 +55,6 @@ def pod_with(
     if required is not None or preferred:
         aff = Affinity(node_affinity=NodeAffinity(required=required, preferred=preferred))
     return Pod(uid="p", name="p", node_selector=dict(node_selector or {}), affinity=aff)
-
-
 
 
 def run_filter(pl: node_affinity.NodeAffinity, pod: Pod, nodes: list[Node]) -> list[list[str]]:
