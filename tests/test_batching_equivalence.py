@@ -251,9 +251,10 @@ def test_a_bound_pod_with_anti_affinity_changes_every_node_of_its_zone() -> None
     """An existing pod's terms reach beyond its own node: binding one mid-run must not leave
     the cached verdicts of the other nodes in its zone standing (nor the kept CycleState)."""
     zoned = [node(f"n{i}", labels={"zone": "abc"[i % 3]}) for i in range(9)]
+    zone_a = {"n0", "n3", "n6"}
     for affinity in (ANTI_WEB, PREFER_AWAY):
         for seed in range(3):
-            both([
+            steps = [
                 Step("upsert_node", zoned),
                 Step("schedule", ([make_pod(f"p{i}", WEB) for i in range(3)], False)),
                 Step("bind", make_pod("x", {"cpu": 100, "affinity": affinity,
@@ -261,7 +262,15 @@ def test_a_bound_pod_with_anti_affinity_changes_every_node_of_its_zone() -> None
                 Step("schedule", ([make_pod(f"q{i}", WEB) for i in range(6)], False)),
                 Step("remove_pod", "x"),
                 Step("schedule", ([make_pod(f"r{i}", WEB) for i in range(6)], False)),
-            ], seed=seed)
+            ]
+            both(steps, seed=seed)
+            # While x lives, every q avoids all of zone a, not only x's node n0: required
+            # anti-affinity filters n0, n3 and n6; the preferred term (weight 100) scores them
+            # 0 against 100 elsewhere (InterPodAffinity, weight 2), where a 100m pod moves
+            # LeastAllocated by 2.5 points a pod on these 4-CPU nodes.
+            out, _ = play([], steps, batching=True, rescore=True, seed=seed)
+            qs = [name for uid, name, *_ in out if uid.startswith("q")]
+            assert len(qs) == 6 and all(qs) and not set(qs) & zone_a, (affinity, seed, qs)
 
 
 def test_a_node_that_stopped_fitting_by_its_labels_stays_out_after_a_usage_change() -> None:

@@ -414,7 +414,14 @@ def test_args_weight_zero_defaults_to_one_and_empty_resources_to_cpu_memory() ->
 
 
 def test_args_accept_api_version_and_kind() -> None:
-    fit.new({"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "NodeResourcesFitArgs"})
+    """A kube config's args carry apiVersion and kind; they select nothing, so the args are
+    kube's defaults (LeastAllocated over cpu and memory, weight 1 each)."""
+    typed = {"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "NodeResourcesFitArgs"}
+    args = fit.NodeResourcesFitArgs.parse(typed)
+    assert args == fit.NodeResourcesFitArgs.parse({})
+    assert args.strategy == "LeastAllocated"
+    assert [(r.name, r.weight) for r in args.resources] == [("cpu", 1), ("memory", 1)]
+    fit.new(typed)  # and the plugin builds from them
 
 
 ARG_ERRORS = [
