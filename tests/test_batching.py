@@ -14,9 +14,7 @@ from schedsvc.framework.podinfo import pod_info
 from schedsvc.model import Outcome, TopologySpreadConstraint
 from schedsvc.observability.metrics import PrometheusObserver
 from tests.batching_play import setup
-from tests.builders import make_pod, node
-
-GiB = 2**30
+from tests.builders import GiB, make_pod, node
 
 
 def metric(reg: CollectorRegistry, kind: str, label: str, value: str) -> float:

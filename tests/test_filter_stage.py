@@ -11,9 +11,7 @@ import pytest
 from schedsvc.engine.filtering import num_feasible_nodes_to_find
 from schedsvc.engine.scheduler import Cluster, SnapshotUpdate
 from schedsvc.model import Node, Outcome, Taint
-from tests.builders import cluster_of, node, pod
-
-GiB = 2**30
+from tests.builders import GiB, cluster_of, node, pod
 
 
 @pytest.mark.parametrize(

@@ -23,7 +23,6 @@ from schedsvc.model import LabelSelector, Outcome, PodDisruptionBudget, Preempti
 from tests.batching_play import setup
 from tests.builders import cluster_of, node, pod
 
-GiB = 2**30
 NO_VICTIMS = "No preemption victims found for incoming pod"
 
 

@@ -116,11 +116,13 @@ def pod_with_containers(
     *containers: Container,
     uid: str = "p",
     init: Sequence[Container] = (),
+    requests: Mapping[str, int] | None = None,
     overhead: Mapping[str, int] | None = None,
 ) -> Pod:
+    """A pod of `containers` and `init` containers, with pod-level `requests` and `overhead`."""
     return Pod(
         uid=uid, containers=tuple(containers), init_containers=tuple(init),
-        overhead=dict(overhead or {}),
+        requests=dict(requests or {}), overhead=dict(overhead or {}),
     )
 
 
