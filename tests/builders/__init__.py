@@ -21,6 +21,18 @@ from tests.builders.domain import (
     resource_name,
 )
 from tests.builders.messages import pb_node, pb_nodes, pb_pod, replace_nodes
+from tests.builders.plugin_pods import (
+    HOSTNAME,
+    Port,
+    host_node,
+    node_with_images,
+    pod_with_affinity,
+    pod_with_images,
+    pod_with_node_affinity,
+    pod_with_ports,
+    pod_with_spread,
+    zone_node,
+)
 from tests.builders.snapshots import Filtered, rows_of, run_filter, run_score, snapshot_of
 
 __all__ = [
@@ -37,6 +49,16 @@ __all__ = [
     "node_with_labels",
     "node_with_taints",
     "pod_with_tolerations",
+    "HOSTNAME",
+    "Port",
+    "pod_with_images",
+    "node_with_images",
+    "pod_with_ports",
+    "pod_with_node_affinity",
+    "pod_with_affinity",
+    "pod_with_spread",
+    "host_node",
+    "zone_node",
     "cluster_of",
     "pb_node",
     "pb_nodes",

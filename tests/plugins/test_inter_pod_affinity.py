@@ -20,7 +20,6 @@ from schedsvc.framework.affinity_index import AffinityIndex
 from schedsvc.framework.podinfo import pod_info
 from schedsvc.framework.snapshot import Snapshot
 from schedsvc.model import (
-    Affinity,
     LabelSelector,
     LabelSelectorRequirement,
     Namespace,
@@ -33,7 +32,7 @@ from schedsvc.model import (
 )
 from schedsvc.plugins import inter_pod_affinity as ipa
 from tests import builders
-from tests.builders import node_with_labels, snapshot_of
+from tests.builders import node_with_labels, pod_with_affinity, snapshot_of
 
 snapshot = functools.partial(snapshot_of, capacity=4)  # small: the columns grow
 
@@ -80,34 +79,6 @@ def term(
 
 def weighted(weight: int, t: PodAffinityTerm) -> WeightedPodAffinityTerm:
     return WeightedPodAffinityTerm(weight=weight, term=t)
-
-
-_uid = iter(range(10**9))
-
-
-def pod_with_affinity(
-    labels: Mapping[str, str] | None = None,
-    namespace: str = "default",
-    required: Sequence[PodAffinityTerm] = (),
-    required_anti: Sequence[PodAffinityTerm] = (),
-    preferred: Sequence[WeightedPodAffinityTerm] = (),
-    preferred_anti: Sequence[WeightedPodAffinityTerm] = (),
-    uid: str | None = None,
-) -> Pod:
-    pa = PodAffinity(required=tuple(required), preferred=tuple(preferred))
-    paa = PodAffinity(required=tuple(required_anti), preferred=tuple(preferred_anti))
-    affinity = None
-    if required or preferred or required_anti or preferred_anti:
-        affinity = Affinity(
-            pod_affinity=pa if (required or preferred) else None,
-            pod_anti_affinity=paa if (required_anti or preferred_anti) else None,
-        )
-    return Pod(
-        uid=uid or f"uid-{next(_uid)}",
-        namespace=namespace,
-        labels=frozen_map(labels or {}),
-        affinity=affinity,
-    )
 
 
 def remove_node(snap: Snapshot, name: str) -> None:

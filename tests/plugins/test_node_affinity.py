@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import random
 import re
-from collections.abc import Mapping
 
 import numpy as np
 import pytest
@@ -13,9 +12,7 @@ from schedsvc.errors import ConfigError
 from schedsvc.framework import SKIP, Code, PreFilterResult
 from schedsvc.framework.podinfo import pod_info
 from schedsvc.model import (
-    Affinity,
     Node,
-    NodeAffinity,
     NodeSelectorRequirement,
     NodeSelectorTerm,
     Pod,
@@ -30,6 +27,7 @@ from schedsvc.plugins.node_affinity import (
 )
 from schedsvc.plugins.selectors import parse_go_int64
 from tests.builders import node_with_labels, run_score, snapshot_of
+from tests.builders import pod_with_node_affinity as pod_with
 
 Req = NodeSelectorRequirement
 
@@ -44,17 +42,6 @@ def term(*exprs: Req, fields: tuple[Req, ...] = ()) -> NodeSelectorTerm:
 
 def name_in(*names: str) -> Req:
     return Req("metadata.name", "In", tuple(names))
-
-
-def pod_with(
-    node_selector: Mapping[str, str] | None = None,
-    required: tuple[NodeSelectorTerm, ...] | None = None,
-    preferred: tuple[PreferredSchedulingTerm, ...] = (),
-) -> Pod:
-    aff = None
-    if required is not None or preferred:
-        aff = Affinity(node_affinity=NodeAffinity(required=required, preferred=preferred))
-    return Pod(uid="p", name="p", node_selector=dict(node_selector or {}), affinity=aff)
 
 
 def run_filter(pl: node_affinity.NodeAffinity, pod: Pod, nodes: list[Node]) -> list[list[str]]:

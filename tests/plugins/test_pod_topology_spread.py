@@ -32,7 +32,7 @@ from schedsvc.model import (
 )
 from schedsvc.plugins import pod_topology_spread as pts
 from tests import builders
-from tests.builders import node_with_labels
+from tests.builders import host_node, node_with_labels, pod_with_spread, zone_node
 
 HOST = "kubernetes.io/hostname"
 ZONE = "zone"
@@ -44,14 +44,6 @@ BAR = LabelSelector(match_expressions=(LabelSelectorRequirement("bar", "Exists")
 
 
 # ---- builders --------------------------------------------------------------------------------
-
-
-def host_node(name: str, **labels: str) -> Node:
-    return node_with_labels(name, **{HOST: name}, **labels)
-
-
-def zone_node(name: str, zone: str, taints: Sequence[Taint] = (), **labels: str) -> Node:
-    return node_with_labels(name, taints=taints, **{HOST: name, ZONE: zone}, **labels)
 
 
 def spread(
@@ -68,20 +60,6 @@ def spread(
 
 def soft(max_skew: int, key: str, selector: LabelSelector | None = FOO) -> TopologySpreadConstraint:
     return spread(max_skew, key, "ScheduleAnyway", selector)
-
-
-def pod_with_spread(
-    *constraints: TopologySpreadConstraint,
-    labels: Mapping[str, str] | None = None,
-    **kw: Any,
-) -> Pod:
-    return Pod(
-        uid="p",
-        name="p",
-        labels=frozen_map({"foo": ""} if labels is None else labels),
-        topology_spread_constraints=constraints,
-        **kw,
-    )
 
 
 def existing(node_name: str, n: int = 1, namespace: str = "default", **labels: str) -> list[Pod]:
