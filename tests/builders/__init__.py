@@ -20,9 +20,8 @@ from tests.builders.domain import (
     pod_with_tolerations,
     resource_name,
 )
-from tests.builders.messages import pb_node, pb_nodes, pb_pod, replace_nodes
+from tests.builders.messages import pb_node, pb_pod, replace_nodes
 from tests.builders.plugin_pods import (
-    HOSTNAME,
     Port,
     host_node,
     node_with_images,
@@ -49,7 +48,6 @@ __all__ = [
     "node_with_labels",
     "node_with_taints",
     "pod_with_tolerations",
-    "HOSTNAME",
     "Port",
     "pod_with_images",
     "node_with_images",
@@ -61,7 +59,6 @@ __all__ = [
     "zone_node",
     "cluster_of",
     "pb_node",
-    "pb_nodes",
     "pb_pod",
     "replace_nodes",
     "snapshot_of",

@@ -7,7 +7,7 @@ from typing import Any
 
 from schedsvc.v1 import schedule_pb2 as pb
 
-__all__ = ["pb_node", "pb_nodes", "pb_pod", "replace_nodes"]
+__all__ = ["pb_node", "pb_pod", "replace_nodes"]
 
 
 def pb_node(name: str, cpu: str = "1", memory: str = "4Gi", pods: str = "110") -> pb.Node:
@@ -15,11 +15,6 @@ def pb_node(name: str, cpu: str = "1", memory: str = "4Gi", pods: str = "110") -
         name=name, labels={"kubernetes.io/hostname": name},
         allocatable={"cpu": cpu, "memory": memory, "pods": pods},
     )
-
-
-def pb_nodes(n: int, cpu: str = "4", memory: str = "32Gi", prefix: str = "node-") -> list[pb.Node]:
-    """`n` nodes named prefix0, prefix1, ..."""
-    return [pb_node(f"{prefix}{i}", cpu=cpu, memory=memory) for i in range(n)]
 
 
 def pb_pod(
@@ -33,9 +28,9 @@ def pb_pod(
     )
 
 
-def replace_nodes(n: int, cluster: str = "", prefix: str = "n", **node: str) -> (
-    pb.UpdateSnapshotRequest
-):
+def replace_nodes(
+    n: int, cluster: str = "", prefix: str = "n", **node: str
+) -> pb.UpdateSnapshotRequest:
     """An UpdateSnapshot that replaces `cluster` with `n` nodes (pb_node keywords in `node`)."""
     return pb.UpdateSnapshotRequest(
         cluster=cluster, replace=True,

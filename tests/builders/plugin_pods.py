@@ -28,7 +28,6 @@ from schedsvc.model import (
 from tests.builders.domain import node_with_labels
 
 __all__ = [
-    "HOSTNAME",
     "Port",
     "pod_with_images",
     "node_with_images",
