@@ -17,37 +17,17 @@ from typing import TypeVar
 
 import grpc
 
-from schedsvc.v1 import schedule_pb2 as pb
 from schedsvc.v1 import schedule_pb2_grpc as pb_grpc
+from tests.builders import replace_nodes
 
 REPO = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent
 T = TypeVar("T")
 
 
-def nodes(n: int, cpu: str = "4", memory: str = "32Gi") -> list[pb.Node]:
-    return [
-        pb.Node(
-            name=f"node-{i}",
-            labels={"kubernetes.io/hostname": f"node-{i}"},
-            allocatable={"cpu": cpu, "memory": memory, "pods": "110"},
-        )
-        for i in range(n)
-    ]
-
-
-def pod(uid: str, cpu: str = "100m", memory: str = "100Mi") -> pb.Pod:
-    return pb.Pod(
-        uid=uid, name=uid, namespace="default",
-        containers=[
-            pb.Container(name="c", image="busybox", requests={"cpu": cpu, "memory": memory})
-        ],
-    )
-
-
 def load_cluster(stub: pb_grpc.ScheduleServiceStub, n: int = 3, cluster: str = "") -> None:
     stub.UpdateSnapshot(
-        pb.UpdateSnapshotRequest(cluster=cluster, replace=True, upsert_nodes=nodes(n)), timeout=30
+        replace_nodes(n, cluster, prefix="node-", cpu="4", memory="32Gi"), timeout=30
     )
 
 

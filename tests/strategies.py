@@ -1,4 +1,4 @@
-"""Hypothesis strategies and builders for random clusters and pod sequences."""
+"""Hypothesis strategies for random clusters and pod shapes, built on tests/builders."""
 
 from __future__ import annotations
 
@@ -6,65 +6,20 @@ from hypothesis import strategies as st
 
 from schedsvc.model import (
     Affinity,
-    Container,
     ContainerImage,
     ContainerPort,
     Node,
     NodeAffinity,
     NodeSelectorRequirement,
     NodeSelectorTerm,
-    Pod,
     PreferredSchedulingTerm,
     Taint,
     Toleration,
 )
+from tests.builders import GiB, node
 
-GiB = 2**30
 ZONES = ("a", "b", "c")
 IMAGES = ("img/web:1", "img/db:2", "img/ml:3")
-
-
-def node(
-    name: str,
-    cpu: int = 4000,
-    memory: int = 8 * GiB,
-    pods: int = 110,
-    labels: dict[str, str] | None = None,
-    taints: tuple[Taint, ...] = (),
-    images: tuple[ContainerImage, ...] = (),
-    unschedulable: bool = False,
-) -> Node:
-    return Node(
-        name=name,
-        labels={"kubernetes.io/hostname": name, **(labels or {})},
-        taints=taints,
-        allocatable={"cpu": cpu, "memory": memory, "pods": pods},
-        images=images,
-        unschedulable=unschedulable,
-    )
-
-
-def pod(
-    uid: str,
-    cpu: int | None = 100,
-    memory: int | None = 256 * 2**20,
-    scheduler_name: str = "default-scheduler",
-    **kw: object,
-) -> Pod:
-    req: dict[str, int] = {}
-    if cpu is not None:
-        req["cpu"] = cpu
-    if memory is not None:
-        req["memory"] = memory
-    image = str(kw.pop("image", "img/web:1"))
-    ports = kw.pop("ports", ())
-    return Pod(
-        uid=uid,
-        name=uid,
-        scheduler_name=scheduler_name,
-        containers=(Container("c", image=image, requests=req, ports=ports),),  # type: ignore[arg-type]
-        **kw,  # type: ignore[arg-type]
-    )
 
 
 @st.composite
@@ -120,7 +75,3 @@ def pod_shapes(draw: st.DrawFn) -> dict[str, object]:
     if draw(st.integers(0, 2)) == 0:  # what existing pods' anti-affinity terms may select
         shape["labels"] = {"app": "web"}
     return shape
-
-
-def make_pod(uid: str, shape: dict[str, object], scheduler_name: str = "default-scheduler") -> Pod:
-    return pod(uid, scheduler_name=scheduler_name, **dict(shape))

@@ -1,4 +1,5 @@
-"""Builders and a server harness shared by the gRPC-level tests."""
+"""A server harness shared by the gRPC-level tests: real servers, polling, and the books a
+server's clusters must balance (builders: tests/builders)."""
 
 from __future__ import annotations
 
@@ -7,31 +8,15 @@ from collections.abc import Callable
 from typing import Any
 
 import grpc
+import numpy as np
 
 from schedsvc.config import SchedulerConfig, default_config
 from schedsvc.engine.scheduler import Engine
 from schedsvc.server.app import Server, ServerOptions
-from schedsvc.v1 import schedule_pb2 as pb
 from schedsvc.v1 import schedule_pb2_grpc as pb_grpc
+from tests.builders import replace_nodes
 
 WAIT = 30.0  # generous: a loaded 2-core machine must never fail these on time
-
-
-def pb_node(name: str, cpu: str = "1", memory: str = "4Gi", pods: str = "110") -> pb.Node:
-    return pb.Node(
-        name=name, labels={"kubernetes.io/hostname": name},
-        allocatable={"cpu": cpu, "memory": memory, "pods": pods},
-    )
-
-
-def pb_pod(
-    uid: str, cpu: str = "100m", memory: str = "64Mi", node_name: str = "", **fields: Any
-) -> pb.Pod:
-    return pb.Pod(
-        uid=uid, name=uid, namespace="default", node_name=node_name,
-        containers=[pb.Container(name="c", image="img", requests={"cpu": cpu, "memory": memory})],
-        **fields,
-    )
 
 
 def wait_until(cond: Callable[[], bool], timeout: float = WAIT, what: str = "condition") -> None:
@@ -74,7 +59,24 @@ def snapshot_pods(server: Server, cluster: str = "default") -> dict[str, str]:
 
 
 def load(stub: pb_grpc.ScheduleServiceStub, n: int, cluster: str = "", **kw: str) -> int:
-    resp = stub.UpdateSnapshot(pb.UpdateSnapshotRequest(
-        cluster=cluster, replace=True, upsert_nodes=[pb_node(f"n{i}", **kw) for i in range(n)],
-    ))
+    resp = stub.UpdateSnapshot(replace_nodes(n, cluster, **kw))
     return int(resp.generation)
+
+
+def check_books(server: Server) -> None:
+    """Usage columns equal the pods held; pods we placed fit; the API's counts agree."""
+    for name, cluster in server.engine.clusters().items():
+        with cluster.lock:
+            snap = cluster.snapshot
+            assert not set(snap.pods) & set(snap.nominated), name
+            expected = np.zeros_like(snap.requested)
+            for uid, rec in snap.pods.items():
+                assert rec.node_name in snap.index, (uid, rec.node_name)
+                row = snap.index[rec.node_name]
+                assert uid in snap.pods_on_row[row]
+                for res, qty in rec.info.requests.items():
+                    expected[row, snap.resource_index[res]] += qty
+                expected[row, 3] += 1
+            rows = snap.order
+            assert np.array_equal(expected[rows], snap.requested[rows]), name
+            assert sum(len(snap.pods_on_row[r]) for r in rows.tolist()) == len(snap.pods)

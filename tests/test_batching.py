@@ -9,41 +9,12 @@ import pytest
 from prometheus_client import CollectorRegistry
 
 from schedsvc.config import parse_config
-from schedsvc.engine.scheduler import Cluster, Engine, SnapshotUpdate
+from schedsvc.engine.scheduler import Engine, SnapshotUpdate
 from schedsvc.framework.podinfo import pod_info
 from schedsvc.model import Outcome, TopologySpreadConstraint
 from schedsvc.observability.metrics import PrometheusObserver
-from tests.strategies import make_pod, node
-
-GiB = 2**30
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = 1000.0
-
-    def __call__(self) -> float:
-        return self.now
-
-
-def setup(
-    n_nodes: int = 4, cpu: int = 4000, batching: dict[str, Any] | None = None
-) -> tuple[Cluster, CollectorRegistry, Clock]:
-    reg = CollectorRegistry()
-    profiles: list[dict[str, Any]] = [
-        {"schedulerName": "default-scheduler"},
-        {"schedulerName": "other"},
-    ]
-    if batching is not None:
-        profiles[0]["batching"] = batching
-    cfg = parse_config({"percentageOfNodesToScore": 100, "profiles": profiles})
-    engine = Engine(cfg, seed=3, observer=PrometheusObserver(reg))
-    c = engine.cluster("t")
-    c.update(SnapshotUpdate(upsert_nodes=[node(f"n{i}", cpu=cpu) for i in range(n_nodes)]))
-    clock = Clock()
-    for b in c.batches.values():
-        b.clock = clock
-    return c, reg, clock
+from tests.batching_play import setup
+from tests.builders import GiB, make_pod, node
 
 
 def metric(reg: CollectorRegistry, kind: str, label: str, value: str) -> float:

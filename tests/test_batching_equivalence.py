@@ -5,53 +5,23 @@ dry runs, mixed signatures, other profiles in between, and interleaved snapshot 
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass
 from typing import Any
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from schedsvc.config import parse_config
-from schedsvc.engine.scheduler import Engine, SnapshotUpdate
-from schedsvc.errors import InvalidArgument
 from schedsvc.model import (
     Affinity,
     LabelSelector,
     NodeAffinity,
     NodeSelectorRequirement,
     NodeSelectorTerm,
-    PodAffinity,
-    PodAffinityTerm,
     Taint,
     TopologySpreadConstraint,
-    WeightedPodAffinityTerm,
 )
-from tests.strategies import make_pod, node, nodes, pod, pod_shapes
-
-PROFILES = {
-    "percentageOfNodesToScore": 100,
-    "profiles": [
-        {"schedulerName": "default-scheduler"},
-        {
-            "schedulerName": "packer",
-            "pluginConfig": [
-                {"name": "NodeResourcesFit",
-                 "args": {"scoringStrategy": {"type": "MostAllocated"}}}
-            ],
-        },
-    ],
-}
-
-
-@dataclass(frozen=True)
-class Step:
-    kind: str  # schedule | update
-    payload: Any
-
-
-# an existing pod whose required anti-affinity selects the pods labelled app=web, zone-wide
-ANTI_WEB = Affinity(pod_anti_affinity=PodAffinity(required=(PodAffinityTerm(
-    "zone", LabelSelector(match_labels=(("app", "web"),))),)))
+from tests.batching_play import ANTI_WEB, PREFER_AWAY, SOFT, WEB, Step, both, play, play_soft
+from tests.builders import make_pod, node, pod
+from tests.strategies import nodes, pod_shapes
 
 
 @st.composite
@@ -136,53 +106,6 @@ def scenarios(draw: st.DrawFn) -> tuple[list[Any], list[Step]]:
     return cluster, steps
 
 
-def play(
-    cluster: list[Any], steps: list[Step], batching: bool, rescore: bool, seed: int = 7,
-    config: dict[str, Any] | None = None,
-) -> list[Any]:
-    """Run the steps on a fresh engine; (uid, node, outcome, score, dry) per pod attempted and
-    the number of pods hinted. `config` replaces PROFILES (percentageOfNodesToScore 100)."""
-    base: dict[str, Any] = PROFILES if config is None else config
-    cfg = dict(base)
-    if not rescore:
-        cfg = {
-            **base,
-            "profiles": [
-                {**p, "batching": {**p.get("batching", {}), "rescore": False}}
-                for p in base["profiles"]
-            ],
-        }
-    engine = Engine(parse_config(cfg), seed=seed, batching_enabled=batching)
-    c = engine.cluster("x")
-    c.update(SnapshotUpdate(upsert_nodes=cluster))
-    out: list[Any] = []
-    try:
-        for s in steps:
-            if s.kind == "compact_min":  # small clusters reach compaction too
-                for b in c.batches.values():
-                    b.compact_min = s.payload
-            elif s.kind == "upsert_node":
-                nodes_ = s.payload if isinstance(s.payload, list) else [s.payload]
-                c.update(SnapshotUpdate(upsert_nodes=nodes_))
-            elif s.kind == "bind":
-                try:  # a node an earlier step removed: rejected alike in both runs
-                    c.update(SnapshotUpdate(upsert_pods=[s.payload]))
-                except InvalidArgument:
-                    pass
-            elif s.kind == "remove_node":
-                c.update(SnapshotUpdate(remove_nodes=[s.payload]))
-            elif s.kind == "remove_pod":
-                c.update(SnapshotUpdate(remove_pods=[s.payload]))
-            else:
-                pods, dry = s.payload
-                placements, _ = c.schedule(pods, dry_run=dry)
-                out.extend((p.pod_uid, p.node_name, p.outcome, p.score, dry) for p in placements)
-        batched = sum(b.batched_pods for b in c.batches.values())
-        return [out, batched]
-    finally:
-        engine.close()
-
-
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(scenarios())
 def test_batching_on_and_off_place_every_pod_alike(scenario: tuple[list[Any], list[Step]]) -> None:
@@ -222,29 +145,10 @@ def test_batching_engages_on_a_run_of_equal_pods() -> None:
     assert batched == 39  # every pod after the first full cycle
 
 
-SOFT = TopologySpreadConstraint(
-    max_skew=1, topology_key="zone", when_unsatisfiable="ScheduleAnyway",
-    label_selector=LabelSelector(match_labels=(("app", "web"),)),
-)
 SOFT_HOST = TopologySpreadConstraint(
     max_skew=2, topology_key="kubernetes.io/hostname", when_unsatisfiable="ScheduleAnyway",
     label_selector=LabelSelector(match_labels=(("app", "web"),)),
 )
-
-
-def play_soft(cluster: list[Any], pods: list[Any], batching: bool) -> tuple[list[Any], int]:
-    cfg = {
-        "percentageOfNodesToScore": 100,
-        "profiles": [{"schedulerName": "default-scheduler", "batching": {"softSpread": True}}],
-    }
-    engine = Engine(parse_config(cfg), seed=7, batching_enabled=batching)
-    c = engine.cluster("x")
-    c.update(SnapshotUpdate(upsert_nodes=cluster))
-    try:
-        out, _ = c.schedule(pods)
-        return [(p.pod_uid, p.node_name) for p in out], c.batches["default-scheduler"].batched_pods
-    finally:
-        engine.close()
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -280,17 +184,6 @@ NARROWING = Affinity(node_affinity=NodeAffinity(required=tuple(
     NodeSelectorTerm(match_fields=(NodeSelectorRequirement("metadata.name", "In", (n,)),))
     for n in ("n1", "n3", "n5", "n7")
 )))
-
-
-def both(steps: list[Step], seed: int = 7, min_batched: int = 1) -> int:
-    """Batching on and off place alike, and the run with batching used at least `min_batched`
-    hints (an equivalence that holds because nothing was hinted checks nothing)."""
-    cluster: list[Any] = []
-    off, _ = play(cluster, steps, batching=False, rescore=True, seed=seed)
-    on, batched = play(cluster, steps, batching=True, rescore=True, seed=seed)
-    assert on == off
-    assert batched >= min_batched, f"only {batched} pods were hinted"
-    return int(batched)
 
 
 def test_pods_narrowed_by_prefilter_do_not_disturb_the_rotation() -> None:
@@ -354,18 +247,14 @@ def test_scheduling_a_nominated_pod_ends_its_nomination_for_the_batch_state() ->
         ], seed=seed)
 
 
-WEB = {"cpu": 100, "memory": None, "labels": {"app": "web"}}
-PREFER_AWAY = Affinity(pod_anti_affinity=PodAffinity(preferred=(WeightedPodAffinityTerm(
-    100, PodAffinityTerm("zone", LabelSelector(match_labels=(("app", "web"),)))),)))
-
-
 def test_a_bound_pod_with_anti_affinity_changes_every_node_of_its_zone() -> None:
     """An existing pod's terms reach beyond its own node: binding one mid-run must not leave
     the cached verdicts of the other nodes in its zone standing (nor the kept CycleState)."""
     zoned = [node(f"n{i}", labels={"zone": "abc"[i % 3]}) for i in range(9)]
+    zone_a = {"n0", "n3", "n6"}
     for affinity in (ANTI_WEB, PREFER_AWAY):
         for seed in range(3):
-            both([
+            steps = [
                 Step("upsert_node", zoned),
                 Step("schedule", ([make_pod(f"p{i}", WEB) for i in range(3)], False)),
                 Step("bind", make_pod("x", {"cpu": 100, "affinity": affinity,
@@ -373,7 +262,15 @@ def test_a_bound_pod_with_anti_affinity_changes_every_node_of_its_zone() -> None
                 Step("schedule", ([make_pod(f"q{i}", WEB) for i in range(6)], False)),
                 Step("remove_pod", "x"),
                 Step("schedule", ([make_pod(f"r{i}", WEB) for i in range(6)], False)),
-            ], seed=seed)
+            ]
+            both(steps, seed=seed)
+            # While x lives, every q avoids all of zone a, not only x's node n0: required
+            # anti-affinity filters n0, n3 and n6; the preferred term (weight 100) scores them
+            # 0 against 100 elsewhere (InterPodAffinity, weight 2), where a 100m pod moves
+            # LeastAllocated by 2.5 points a pod on these 4-CPU nodes.
+            out, _ = play([], steps, batching=True, rescore=True, seed=seed)
+            qs = [name for uid, name, *_ in out if uid.startswith("q")]
+            assert len(qs) == 6 and all(qs) and not set(qs) & zone_a, (affinity, seed, qs)
 
 
 def test_a_node_that_stopped_fitting_by_its_labels_stays_out_after_a_usage_change() -> None:

@@ -26,8 +26,8 @@ from schedsvc.model import (
     Toleration,
     TopologySpreadConstraint,
 )
+from tests.builders import make_pod, node
 from tests.on_off_harness import both
-from tests.strategies import make_pod, node
 
 SCALE = float(os.environ.get("SCHEDSVC_FUZZ_SCALE", "1"))
 

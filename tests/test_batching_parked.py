@@ -31,15 +31,8 @@ from schedsvc.model import (
     TopologySpreadConstraint,
     WeightedPodAffinityTerm,
 )
-from tests.strategies import node, pod
-from tests.test_batching_equivalence import Step, play
-from tests.test_batching_sampled import ZONE_KEY, config
-
-
-def deployment(k: int) -> dict[str, Any]:
-    """Deployment k's pod shape: its own labels, default_selector and request."""
-    sel = LabelSelector(match_labels=(("app", f"d{k}"),))
-    return {"labels": {"app": f"d{k}"}, "default_selector": sel, "cpu": 100 + 150 * k}
+from tests.batching_play import ZONE_KEY, Step, config, deployment, play
+from tests.builders import node, pod
 
 
 def avoid(k: int) -> Affinity:

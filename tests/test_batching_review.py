@@ -19,8 +19,8 @@ from schedsvc.model import (
     NodeSelectorTerm,
     Taint,
 )
-from tests.strategies import make_pod, node, pod
-from tests.test_batching_equivalence import ANTI_WEB, PREFER_AWAY, WEB, Step, both
+from tests.batching_play import ANTI_WEB, PREFER_AWAY, WEB, Step, both, play
+from tests.builders import make_pod, node, pod
 
 
 def narrowing(*names: str) -> Affinity:
@@ -38,6 +38,18 @@ def zones() -> list[Any]:
         node("n0", labels={"zone": "a"}), node("n1", labels={"zone": "b"}),
         node("n2", labels={"zone": "a"}), node("n3", labels={"zone": "c"}),
     ]
+
+
+def placed(steps: list[Step], seed: int) -> tuple[set[str], str]:
+    """The nodes of p0 and p1, and q0's node, with batching on.
+
+    Worked from kube for the two tests below: x's required anti-affinity keeps app=web out of
+    zone a (n0, n2) while x lives, so p0 and p1 take n1 and n3, one each (LeastAllocated; the
+    order goes by the seed). Once zone a is free, q0 takes n2, the one empty node left, which
+    LeastAllocated and BalancedAllocation both prefer to the nodes holding a 100m pod."""
+    out, _ = play([], steps, batching=True, rescore=True, seed=seed)
+    node_of = {uid: name for uid, name, *_ in out}
+    return {node_of["p0"], node_of["p1"]}, node_of["q0"]
 
 
 # ---- regressions: divergences and a crash the review found ------------------------------------
@@ -72,26 +84,30 @@ def test_removing_the_node_of_a_pod_with_required_anti_affinity_frees_its_zone()
     the hint never re-filters n2. The flush for pods with terms covers remove_pods and
     upsert_pods, not the pods a remove_nodes drops (scheduler.py, Cluster.update)."""
     for seed in range(3):
-        both([
+        steps = [
             Step("upsert_node", zones()),
             Step("bind", make_pod("x", {"cpu": 100, "affinity": ANTI_WEB, "node_name": "n0"})),
             Step("schedule", ([make_pod(f"p{i}", WEB) for i in range(2)], False)),
             Step("remove_node", "n0"),
             Step("schedule", ([make_pod("q0", WEB)], False)),
-        ], seed=seed)
+        ]
+        both(steps, seed=seed)
+        assert placed(steps, seed) == ({"n1", "n3"}, "n2")
 
 
 def test_relabelling_the_node_of_a_pod_with_required_anti_affinity_frees_its_zone() -> None:
     """Regression (placement). As above, but n0 moves to zone d: x's term now reaches zone d, and
     n2 (zone a) fits; only n0's own row is re-evaluated."""
     for seed in range(3):
-        both([
+        steps = [
             Step("upsert_node", zones()),
             Step("bind", make_pod("x", {"cpu": 100, "affinity": ANTI_WEB, "node_name": "n0"})),
             Step("schedule", ([make_pod(f"p{i}", WEB) for i in range(2)], False)),
             Step("upsert_node", node("n0", labels={"zone": "d"})),
             Step("schedule", ([make_pod("q0", WEB)], False)),
-        ], seed=seed)
+        ]
+        both(steps, seed=seed)
+        assert placed(steps, seed) == ({"n1", "n3"}, "n2")
 
 
 def test_a_dry_run_of_a_nominated_pod_is_not_hinted_from_a_cache_its_nomination_shaped() -> None:

@@ -20,8 +20,9 @@ from schedsvc.config import parse_config
 from schedsvc.engine.filtering import num_feasible_nodes_to_find
 from schedsvc.engine.scheduler import Engine, SnapshotUpdate
 from schedsvc.model import LabelSelector, Node, Taint, TopologySpreadConstraint
-from tests.strategies import make_pod, node, nodes, pod_shapes
-from tests.test_batching_equivalence import Step, play
+from tests.batching_play import ZONE_KEY, Step, config, play
+from tests.builders import make_pod, node
+from tests.strategies import nodes, pod_shapes
 
 WEB = LabelSelector(match_labels=(("app", "web"),))
 SOFT_ZONE = TopologySpreadConstraint(
@@ -32,26 +33,6 @@ SOFT_HOST = TopologySpreadConstraint(
     max_skew=2, topology_key="kubernetes.io/hostname", when_unsatisfiable="ScheduleAnyway",
     label_selector=WEB,
 )
-ZONE_KEY = "topology.kubernetes.io/zone"
-
-
-def config(pct: int | None) -> dict[str, Any]:
-    """Two profiles, default batching; `pct` None: kube's adaptive default."""
-    cfg: dict[str, Any] = {
-        "profiles": [
-            {"schedulerName": "default-scheduler"},
-            {
-                "schedulerName": "packer",
-                "pluginConfig": [
-                    {"name": "NodeResourcesFit",
-                     "args": {"scoringStrategy": {"type": "MostAllocated"}}}
-                ],
-            },
-        ],
-    }
-    if pct is not None:
-        cfg["percentageOfNodesToScore"] = pct
-    return cfg
 
 
 def zoned(kinds: list[Node], n: int, block: int, unzoned: int) -> list[Node]:

@@ -8,8 +8,8 @@ import pytest
 
 from schedsvc.engine.scheduler import SnapshotUpdate
 from schedsvc.model import LabelSelector, Taint, Toleration, TopologySpreadConstraint
+from tests.builders import make_pod, node
 from tests.on_off_harness import both
-from tests.strategies import make_pod, node
 
 WEB = LabelSelector(match_labels=(("app", "web"),))
 ZONE = "topology.kubernetes.io/zone"

@@ -10,7 +10,8 @@ import pytest
 from schedsvc.engine.scheduler import SnapshotUpdate
 from schedsvc.v1 import schedule_pb2 as pb
 from schedsvc_client.client import ResyncError, RetryPolicy, SchedClient
-from tests.support import Servers, pb_node, pb_pod, snapshot_pods
+from tests.builders import pb_node, pb_pod
+from tests.support import Servers, snapshot_pods
 
 
 def test_stale_epoch_patch_replays_the_whole_desired_state(servers: Servers) -> None:  # noqa: F811

@@ -23,7 +23,8 @@ from grpc_status import rpc_status
 from schedsvc.server.limits import Limits
 from schedsvc.v1 import schedule_pb2 as pb
 from schedsvc.v1 import schedule_pb2_grpc as pb_grpc
-from tests.support import WAIT, Servers, load, pb_node, pb_pod, wait_until
+from tests.builders import pb_node, pb_pod
+from tests.support import WAIT, Servers, load, wait_until
 
 QUEUE = 8  # the default --max-queue-per-cluster
 BURST = 40  # more requests at one cluster than --max-workers (16) threads

@@ -18,7 +18,8 @@ import pytest
 
 from schedsvc.framework.snapshot import Snapshot
 from schedsvc.v1 import schedule_pb2 as pb
-from tests.support import WAIT, Servers, pb_node, pb_pod, snapshot_pods
+from tests.builders import pb_node, pb_pod
+from tests.support import WAIT, Servers, snapshot_pods
 
 
 def _interned(snap: Snapshot) -> dict[str, int]:

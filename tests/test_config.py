@@ -16,7 +16,7 @@ from schedsvc.config import (
 from schedsvc.engine.scheduler import Engine, SnapshotUpdate
 from schedsvc.errors import ConfigError
 from schedsvc.framework.feature import EmulatedVersion, Features, parse_emulated_version
-from tests.strategies import node, pod
+from tests.builders import node, pod
 
 DEFAULT_SCORE = [
     "TaintToleration",

@@ -10,7 +10,7 @@ from schedsvc import model
 from schedsvc.errors import InvalidArgument
 from schedsvc.server.convert import Converter
 from schedsvc.v1 import schedule_pb2 as pb
-from tests import to_pb
+from tests.builders import to_pb
 
 CONVERTER = Converter()  # one server's conversion and caches, shared by these tests
 

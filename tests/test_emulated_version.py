@@ -15,7 +15,7 @@ from schedsvc.config import parse_config
 from schedsvc.engine.scheduler import Engine, SnapshotUpdate
 from schedsvc.framework.feature import DEFAULT_EMULATED_VERSION, EmulatedVersion
 from schedsvc.model import Outcome
-from tests.strategies import node, pod
+from tests.builders import node, pod
 
 V135, V137 = EmulatedVersion.V1_35, EmulatedVersion.V1_37
 

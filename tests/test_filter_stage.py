@@ -8,13 +8,10 @@ from __future__ import annotations
 
 import pytest
 
-from schedsvc.config import parse_config
 from schedsvc.engine.filtering import num_feasible_nodes_to_find
-from schedsvc.engine.scheduler import Cluster, Engine, SnapshotUpdate
-from schedsvc.model import Outcome, Taint
-from tests.strategies import node, pod
-
-GiB = 2**30
+from schedsvc.engine.scheduler import Cluster, SnapshotUpdate
+from schedsvc.model import Node, Outcome, Taint
+from tests.builders import GiB, cluster_of, node, pod
 
 
 @pytest.mark.parametrize(
@@ -39,13 +36,9 @@ def test_num_feasible_nodes_to_find_follows_kube(
     assert num_feasible_nodes_to_find(num_nodes, percentage) == expected
 
 
-def cluster(nodes: list[object], pct: int = 100, seed: int = 5, **cfg: object) -> Cluster:
-    engine = Engine(
-        parse_config({"percentageOfNodesToScore": pct, **cfg}), seed=seed, batching_enabled=False
-    )
-    c = engine.cluster("t")
-    c.update(SnapshotUpdate(upsert_nodes=nodes))  # type: ignore[arg-type]
-    return c
+def cluster(nodes: list[Node], pct: int = 100, seed: int = 5, **cfg: object) -> Cluster:
+    """Every node scored unless `pct` says otherwise; batching off, so each pod runs the stage."""
+    return cluster_of(nodes, seed=seed, percentageOfNodesToScore=pct, **cfg)
 
 
 def test_round_robin_start_moves_by_the_nodes_processed() -> None:

@@ -22,7 +22,7 @@ from schedsvc.server.app import Server
 from schedsvc.server.limits import Limits
 from schedsvc.v1 import schedule_pb2 as pb
 from schedsvc.v1 import schedule_pb2_grpc as pb_grpc
-from tests.support import Servers
+from tests.support import Servers, check_books
 
 CLEAN = {
     grpc.StatusCode.OK,
@@ -129,25 +129,6 @@ def fuzz_request(draw: st.DrawFn) -> tuple[str, Any]:
         req = pb.ScheduleRequest(cluster=cluster, pods=draw(st.lists(fuzz_pod(), max_size=5)),
                                  dry_run=draw(st.booleans()))
     return method, req
-
-
-def check_books(server: Server) -> None:
-    """Usage columns equal the pods held; pods we placed fit; the API's counts agree."""
-    for name, cluster in server.engine.clusters().items():
-        with cluster.lock:
-            snap = cluster.snapshot
-            assert not set(snap.pods) & set(snap.nominated), name
-            expected = np.zeros_like(snap.requested)
-            for uid, rec in snap.pods.items():
-                assert rec.node_name in snap.index, (uid, rec.node_name)
-                row = snap.index[rec.node_name]
-                assert uid in snap.pods_on_row[row]
-                for res, qty in rec.info.requests.items():
-                    expected[row, snap.resource_index[res]] += qty
-                expected[row, 3] += 1
-            rows = snap.order
-            assert np.array_equal(expected[rows], snap.requested[rows]), name
-            assert sum(len(snap.pods_on_row[r]) for r in rows.tolist()) == len(snap.pods)
 
 
 def _call(stub: pb_grpc.ScheduleServiceStub, method: str, req: Any) -> tuple[grpc.StatusCode, Any]:

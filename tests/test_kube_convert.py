@@ -46,12 +46,24 @@ def cases() -> list[dict[str, Any]]:
 
 
 def test_every_conformance_object_converts(cases: list[dict[str, Any]]) -> None:
+    """Each object converts, and to itself: name, namespace and labels come through, and a
+    bound pod stays on its node."""
     for case in cases:
         for i, n in enumerate(case["nodes"]):
-            CONVERTER.node_from_pb(node_from_kube(n, f"nodes[{i}]"), f"{case['id']}.nodes[{i}]")
+            node = CONVERTER.node_from_pb(
+                node_from_kube(n, f"nodes[{i}]"), f"{case['id']}.nodes[{i}]"
+            )
+            assert node.name == n["metadata"]["name"], case["id"]
+            assert dict(node.labels) == n["metadata"].get("labels", {}), case["id"]
         pods = [*case["pods"], case["pod"]]
         for i, p in enumerate(pods):
-            CONVERTER.pod_from_pb(pod_from_kube(p, f"pods[{i}]"), f"{case['id']}.pods[{i}]")
+            pod = CONVERTER.pod_from_pb(pod_from_kube(p, f"pods[{i}]"), f"{case['id']}.pods[{i}]")
+            meta = p["metadata"]
+            assert (pod.name, pod.namespace) == (
+                meta["name"], meta.get("namespace") or "default"
+            ), case["id"]
+            assert dict(pod.labels) == meta.get("labels", {}), case["id"]
+            assert pod.node_name == p.get("spec", {}).get("nodeName", ""), case["id"]
 
 
 def _case(cases: list[dict[str, Any]], case_id: str) -> dict[str, Any]:

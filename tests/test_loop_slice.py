@@ -24,7 +24,8 @@ from schedsvc.server.request_handler import RequestHandler
 from schedsvc.server.schedule_call import ScheduleCall
 from schedsvc.v1 import schedule_pb2 as pb
 from schedsvc.v1 import schedule_pb2_grpc as pb_grpc
-from tests.support import WAIT, Servers, load, pb_node, pb_pod, wait_until
+from tests.builders import pb_node, pb_pod
+from tests.support import WAIT, Servers, load, wait_until
 
 SLICE = 0.01
 

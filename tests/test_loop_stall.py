@@ -28,8 +28,9 @@ from schedsvc.server.decode import INLINE_DECODE_BYTES, decode_in_pieces
 from schedsvc.server.inline import SLOW_MEMORY_SECONDS, InlinePolicy
 from schedsvc.server.schedule_call import LOOP_MAX_MISS_BYTES
 from schedsvc.v1 import schedule_pb2 as pb
+from tests.builders import pb_node, pb_pod
 from tests.ops_support import REPO, ServerProcess, serve_argv
-from tests.support import WAIT, Servers, load, pb_node, pb_pod
+from tests.support import WAIT, Servers, load
 
 SLICE = 0.01
 

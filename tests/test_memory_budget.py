@@ -30,8 +30,9 @@ from schedsvc.server.app import Server
 from schedsvc.server.memory import GROWTH_FACTOR, MemoryBudget, MemoryLimits, memory_limits
 from schedsvc.v1 import schedule_pb2 as pb
 from schedsvc.v1 import schedule_pb2_grpc as pb_grpc
+from tests.builders import pb_node, pb_pod
 from tests.ops_support import ServerProcess, serve_argv
-from tests.support import WAIT, Servers, load, pb_node, pb_pod, snapshot_pods
+from tests.support import WAIT, Servers, load, snapshot_pods
 
 MIB = 1 << 20
 

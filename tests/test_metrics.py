@@ -29,8 +29,9 @@ from schedsvc.observability.metrics import (
 from schedsvc.server.app import Server, ServerOptions
 from schedsvc.v1 import schedule_pb2 as pb
 from schedsvc.v1 import schedule_pb2_grpc as pb_grpc
+from tests.builders import pb_pod
 
-from .ops_support import ServerProcess, free_port, load_cluster, pod, serve_argv, wait_for
+from .ops_support import ServerProcess, free_port, load_cluster, serve_argv, wait_for
 
 PROFILE = "default-scheduler"
 SERVICE = "schedsvc.v1.ScheduleService"
@@ -86,9 +87,9 @@ def instrumented() -> Iterator[Instrumented]:
 def test_scheduling_metrics_use_kube_names_and_labels(instrumented: Instrumented) -> None:
     stub = instrumented.stub
     load_cluster(stub, 3)
-    resp = stub.Schedule(pb.ScheduleRequest(pods=[pod(f"p{i}") for i in range(30)]), timeout=30)
+    resp = stub.Schedule(pb.ScheduleRequest(pods=[pb_pod(f"p{i}") for i in range(30)]), timeout=30)
     assert all(p.node_name for p in resp.placements)
-    stub.Schedule(pb.ScheduleRequest(pods=[pod("huge", cpu="64")]), timeout=30)
+    stub.Schedule(pb.ScheduleRequest(pods=[pb_pod("huge", cpu="64")]), timeout=30)
     s = samples(instrumented.registry)
 
     assert value(s, "scheduler_schedule_attempts_total", result="scheduled", profile=PROFILE) == 30
@@ -120,7 +121,7 @@ def test_scheduling_metrics_use_kube_names_and_labels(instrumented: Instrumented
 
 def test_no_pod_or_node_names_in_labels(instrumented: Instrumented) -> None:
     load_cluster(instrumented.stub, 3)
-    instrumented.stub.Schedule(pb.ScheduleRequest(pods=[pod(f"uid-{i}") for i in range(12)]))
+    instrumented.stub.Schedule(pb.ScheduleRequest(pods=[pb_pod(f"uid-{i}") for i in range(12)]))
     for name, labels, _ in samples(instrumented.registry):
         for v in labels.values():
             assert not v.startswith(("uid-", "node-")), (name, labels)
@@ -130,9 +131,9 @@ def test_batch_metrics_match_kube_names() -> None:
     inst = Instrumented(batching=True)
     try:
         load_cluster(inst.stub, 5)
-        inst.stub.Schedule(pb.ScheduleRequest(pods=[pod(f"p{i}") for i in range(20)]))
+        inst.stub.Schedule(pb.ScheduleRequest(pods=[pb_pod(f"p{i}") for i in range(20)]))
         # a different shape right after: kube flushes the batch state as pod_incompatible
-        inst.stub.Schedule(pb.ScheduleRequest(pods=[pod("other", cpu="300m")]))
+        inst.stub.Schedule(pb.ScheduleRequest(pods=[pb_pod("other", cpu="300m")]))
         s = samples(inst.registry)
     finally:
         inst.close()
@@ -150,12 +151,12 @@ def test_grpc_server_metrics(instrumented: Instrumented) -> None:
     stub = instrumented.stub
     load_cluster(stub, 2)
     for i in range(3):
-        stub.Schedule(pb.ScheduleRequest(pods=[pod(f"u{i}")]))
+        stub.Schedule(pb.ScheduleRequest(pods=[pb_pod(f"u{i}")]))
     with pytest.raises(grpc.RpcError) as err:
-        stub.Schedule(pb.ScheduleRequest(pods=[pod("bad", cpu="lots")]))
+        stub.Schedule(pb.ScheduleRequest(pods=[pb_pod("bad", cpu="lots")]))
     assert err.value.code() == grpc.StatusCode.INVALID_ARGUMENT
     responses = list(stub.ScheduleStream(
-        iter([pb.ScheduleRequest(pods=[pod(f"s{i}")]) for i in range(4)]), timeout=30
+        iter([pb.ScheduleRequest(pods=[pb_pod(f"s{i}")]) for i in range(4)]), timeout=30
     ))
     assert len(responses) == 4
     s = samples(instrumented.registry)
@@ -175,14 +176,14 @@ def test_server_counters_say_where_requests_ran(instrumented: Instrumented) -> N
     load_cluster(stub, 2)
     # the cluster's first request is measured on a worker thread; the next ones start on the loop
     for i in range(4):
-        stub.Schedule(pb.ScheduleRequest(pods=[pod(f"u{i}")]))
+        stub.Schedule(pb.ScheduleRequest(pods=[pb_pod(f"u{i}")]))
     s = samples(instrumented.registry)
     slices = value(s, "schedsvc_loop_slices_total")
     assert 1 <= slices <= 3
     assert slices == instrumented.server.servicer.inline.slices
     assert value(s, "schedsvc_loop_slice_rests_total") == 0  # one-pod batches fit a slice
     assert value(s, "schedsvc_requests_in_flight") == 0
-    call = stub.ScheduleStream(iter([pb.ScheduleRequest(pods=[pod("s0")])]), timeout=30)
+    call = stub.ScheduleStream(iter([pb.ScheduleRequest(pods=[pb_pod("s0")])]), timeout=30)
     assert len(list(call)) == 1
     assert value(samples(instrumented.registry), "schedsvc_streams_open") == 0
     # a slice that runs out: its rest moves to a thread and is counted
@@ -190,7 +191,7 @@ def test_server_counters_say_where_requests_ran(instrumented: Instrumented) -> N
     slices = value(samples(instrumented.registry), "schedsvc_loop_slices_total")
     assert slices == aio.inline.slices
     aio.inline.begin = lambda cluster, pods: (lambda: True)  # type: ignore[method-assign]
-    stub.Schedule(pb.ScheduleRequest(pods=[pod("r0"), pod("r1")]))
+    stub.Schedule(pb.ScheduleRequest(pods=[pb_pod("r0"), pb_pod("r1")]))
     s = samples(instrumented.registry)
     assert value(s, "schedsvc_loop_slice_rests_total") == 1
     assert value(s, "schedsvc_loop_slices_total") == slices  # the stub took no count
@@ -203,8 +204,8 @@ def test_promtool_accepts_the_exposition(instrumented: Instrumented, tmp_path: P
             pytest.fail("promtool missing in CI: .ci/run installs Debian's prometheus")
         pytest.skip("promtool not installed (Debian package prometheus; .ci/run installs it)")
     load_cluster(instrumented.stub, 3)
-    instrumented.stub.Schedule(pb.ScheduleRequest(pods=[pod(f"p{i}") for i in range(10)]))
-    instrumented.stub.Schedule(pb.ScheduleRequest(pods=[pod("big", cpu="64")]))
+    instrumented.stub.Schedule(pb.ScheduleRequest(pods=[pb_pod(f"p{i}") for i in range(10)]))
+    instrumented.stub.Schedule(pb.ScheduleRequest(pods=[pb_pod("big", cpu="64")]))
     text = generate_latest(instrumented.registry)
     res = subprocess.run(
         [promtool, "check", "metrics"], input=text, capture_output=True, timeout=60
@@ -234,9 +235,9 @@ def test_real_prometheus_scrapes_the_server(tmp_path: Path) -> None:
         with server.channel() as ch:
             stub = pb_grpc.ScheduleServiceStub(ch)
             load_cluster(stub, 4)
-            stub.Schedule(pb.ScheduleRequest(pods=[pod(f"p{i}") for i in range(25)]), timeout=30)
+            stub.Schedule(pb.ScheduleRequest(pods=[pb_pod(f"p{i}") for i in range(25)]), timeout=30)
             # measured on a thread, the cluster's next request starts on the loop
-            stub.Schedule(pb.ScheduleRequest(pods=[pod("q0")]), timeout=30)
+            stub.Schedule(pb.ScheduleRequest(pods=[pb_pod("q0")]), timeout=30)
         config = tmp_path / "prometheus.yml"
         config.write_text(
             "global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\n"

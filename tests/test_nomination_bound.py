@@ -18,8 +18,8 @@ from schedsvc.errors import InvalidArgument
 from schedsvc.model import Outcome, Pod
 from schedsvc.observability.metrics import ClusterCollector, PrometheusObserver
 from schedsvc.v1 import schedule_pb2 as pb
-from tests.strategies import node, pod
-from tests.support import WAIT, Servers, pb_node, pb_pod
+from tests.builders import node, pb_node, pb_pod, pod
+from tests.support import WAIT, Servers
 
 
 def _engine(bound: int | None = None, reg: CollectorRegistry | None = None) -> Engine:

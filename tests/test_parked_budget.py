@@ -16,9 +16,8 @@ from schedsvc.config import parse_config
 from schedsvc.engine import parked
 from schedsvc.engine.scheduler import Engine, SnapshotUpdate
 from schedsvc.engine.window_cache import WindowCache
-from tests.strategies import node, pod
-from tests.test_batching_parked import deployment
-from tests.test_batching_sampled import ZONE_KEY, config
+from tests.batching_play import ZONE_KEY, config, deployment
+from tests.builders import node, pod
 
 
 def _cache(sig: bytes) -> WindowCache:

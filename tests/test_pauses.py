@@ -25,7 +25,7 @@ from schedsvc.server.malformed import MalformedRequestInterceptor
 from schedsvc.server.pauses import HeapPolicy, ShortTurns
 from schedsvc.server.request_handler import SETTLE_ITEMS, _settles
 from schedsvc.v1 import schedule_pb2 as pb
-from tests.strategies import node, pod
+from tests.builders import node, pod
 
 
 @pytest.fixture
@@ -100,7 +100,14 @@ def test_only_a_server_asked_to_freezes_the_heap() -> None:
 
 
 def test_snapshot_type_is_weakly_referenceable() -> None:
-    weakref.proxy(Snapshot())  # the listeners' back references rely on it
+    """The listeners' back references rely on it: a weak reference reaches the snapshot while
+    it lives and does not keep it alive."""
+    snap = Snapshot()
+    ref = weakref.ref(snap)
+    assert ref() is snap
+    del snap
+    gc.collect()
+    assert ref() is None
 
 
 def test_short_turns_last_while_any_holder_is_inside() -> None:

@@ -20,17 +20,10 @@ from schedsvc.engine.preemption import evaluator
 from schedsvc.engine.scheduler import Cluster, Engine, SnapshotUpdate
 from schedsvc.errors import ConfigError, InvalidArgument
 from schedsvc.model import LabelSelector, Outcome, PodDisruptionBudget, PreemptionPolicy
-from tests.strategies import node, pod
+from tests.batching_play import setup
+from tests.builders import cluster_of, node, pod
 
-GiB = 2**30
 NO_VICTIMS = "No preemption victims found for incoming pod"
-
-
-def cluster(nodes: list[Any], pods: tuple[Any, ...] | list[Any] = (), **cfg: Any) -> Cluster:
-    engine = Engine(parse_config(cfg), seed=3, batching_enabled=False)
-    c = engine.cluster("t")
-    c.update(SnapshotUpdate(upsert_nodes=nodes, upsert_pods=list(pods)))
-    return c
 
 
 def low(
@@ -43,7 +36,7 @@ def low(
 
 def two_full_nodes() -> Cluster:
     """a and b: 2 CPUs each, full of 1-CPU low pods; `a`'s pods are of priority 5, `b`'s 0."""
-    return cluster(
+    return cluster_of(
         [node("a", cpu=2000), node("b", cpu=2000)],
         [low("a1", "a", prio=5), low("a2", "a", prio=5), low("b1", "b"), low("b2", "b", start=1)],
     )
@@ -80,7 +73,7 @@ def test_later_pods_of_the_request_see_the_nomination() -> None:
 
 
 def test_a_lower_priority_pod_after_it_sees_the_nominated_room_taken() -> None:
-    c = cluster([node("a", cpu=2000)], [low("a1", "a"), low("a2", "a")])
+    c = cluster_of([node("a", cpu=2000)], [low("a1", "a"), low("a2", "a")])
     out, _ = c.schedule([
         pod("p", cpu=1000, memory=None, priority=10),
         pod("r", cpu=1000, memory=None, priority=10),
@@ -119,7 +112,7 @@ def test_dry_run_gives_the_plan_and_changes_nothing() -> None:
 
 
 def test_a_profile_without_default_preemption_does_not_preempt() -> None:
-    c = cluster(
+    c = cluster_of(
         [node("a", cpu=2000)], [low("a1", "a"), low("a2", "a")],
         profiles=[{"plugins": {"postFilter": {"disabled": [{"name": "DefaultPreemption"}]}}}],
     )
@@ -130,7 +123,7 @@ def test_a_profile_without_default_preemption_does_not_preempt() -> None:
 
 
 def test_preemption_policy_never_does_not_preempt() -> None:
-    c = cluster([node("a", cpu=2000)], [low("a1", "a"), low("a2", "a")])
+    c = cluster_of([node("a", cpu=2000)], [low("a1", "a"), low("a2", "a")])
     out, _ = c.schedule([pod(
         "p", cpu=1000, memory=None, priority=10, preemption_policy=PreemptionPolicy.NEVER
     )])
@@ -142,7 +135,7 @@ def test_preemption_policy_never_does_not_preempt() -> None:
 
 
 def test_a_terminating_victim_on_the_nominated_node_makes_the_pod_wait() -> None:
-    c = cluster(
+    c = cluster_of(
         [node("a", cpu=2000), node("b", cpu=2000)],
         [low("a1", "a", terminating_by_preemption=True), low("a2", "a"), low("b1", "b"),
          low("b2", "b")],
@@ -169,7 +162,7 @@ def test_an_eligible_pod_with_no_candidate_loses_its_nomination() -> None:
 
 
 def test_pdb_violations_steer_the_pick() -> None:
-    c = cluster(
+    c = cluster_of(
         [node("a", cpu=1000), node("b", cpu=1000)],
         [low("a1", "a", labels={"app": "x"}), low("b1", "b", prio=3, labels={"app": "y"})],
     )
@@ -186,8 +179,6 @@ def test_pdb_violations_steer_the_pick() -> None:
 
 
 def test_a_preempting_pod_is_a_failed_cycle_for_batching() -> None:
-    from tests.test_batching import setup
-
     c, _, _ = setup(n_nodes=3, cpu=2000)
     c.update(SnapshotUpdate(upsert_pods=[low("x1", "n0"), low("x2", "n0")]))
     same = [pod(f"s{i}", cpu=1000, memory=None, priority=10) for i in range(5)]
@@ -230,7 +221,7 @@ def test_sampling_stops_at_the_candidates_kube_wants() -> None:
     """minCandidateNodesAbsolute 2, 0 %: two candidates without PDB violations suffice, so
     Explain (every node) sees more candidates than a cycle finds."""
     nodes = [node(f"n{i}", cpu=1000) for i in range(6)]
-    c = cluster(
+    c = cluster_of(
         nodes, [low(f"x{i}", f"n{i}") for i in range(6)],
         profiles=[{"pluginConfig": [{"name": "DefaultPreemption", "args": {
             "minCandidateNodesPercentage": 0, "minCandidateNodesAbsolute": 2}}]}],
@@ -289,7 +280,7 @@ def preemption_clusters(draw: st.DrawFn) -> tuple[list[Any], list[Any], list[Any
 
 
 def _build(nodes: list[Any], pods: list[Any], pdbs: list[Any]) -> Cluster:
-    c = cluster(nodes, pods)
+    c = cluster_of(nodes, pods)
     c.update(SnapshotUpdate(upsert_pod_disruption_budgets=pdbs))
     return c
 
@@ -353,7 +344,6 @@ def test_a_pod_only_resources_reject_takes_the_vectorized_victim_path() -> None:
     (100x slower at 5000 nodes). A plain pod under the default profile is resource-only."""
     from schedsvc.config import default_config
     from schedsvc.engine.preemption.select_victims import resource_only_applies
-    from schedsvc.engine.scheduler import Engine
     from schedsvc.framework.podinfo import pod_info
     from schedsvc.model import Container, Pod
 

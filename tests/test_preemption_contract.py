@@ -15,8 +15,8 @@ from schedsvc.server.convert import Converter
 from schedsvc.server.convert_preemption import pdb_key
 from schedsvc.v1 import schedule_pb2 as pb
 from schedsvc_client.kube import KubeObjectError, load_cluster, load_objects, pod_from_kube
-from tests.support import pb_node, pb_pod
-from tests.to_pb import pod_to_pb
+from tests.builders import pb_node, pb_pod
+from tests.builders.to_pb import pod_to_pb
 
 CONVERTER = Converter()  # one server's conversion and caches
 

@@ -27,9 +27,7 @@ from schedsvc.plugins import node_resources_balanced_allocation as ba
 from schedsvc.plugins import node_resources_fit as fit
 from schedsvc.v1 import schedule_pb2 as pb
 from tests import builders
-from tests.strategies import node, pod
-
-GiB = 2**30
+from tests.builders import GiB, node, pod
 
 
 def _disable_pre_score(*names: str, score_too: bool = False) -> dict[str, Any]:

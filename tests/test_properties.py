@@ -20,7 +20,8 @@ from schedsvc.engine.scheduler import Cluster, Engine, SnapshotUpdate
 from schedsvc.errors import InvalidArgument
 from schedsvc.model import Outcome
 from schedsvc.resourcehelper import pod_requests
-from tests.strategies import make_pod, node, nodes, pod_shapes
+from tests.builders import make_pod, node
+from tests.strategies import nodes, pod_shapes
 
 
 def fingerprint(c: Cluster) -> tuple[Any, ...]:

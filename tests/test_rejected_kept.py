@@ -9,7 +9,8 @@ import grpc
 import pytest
 
 from schedsvc.v1 import schedule_pb2 as pb
-from tests.support import WAIT, Servers, load, pb_node, pb_pod
+from tests.builders import pb_node, pb_pod
+from tests.support import WAIT, Servers, load
 
 MIB = 1024 * 1024
 

@@ -23,7 +23,8 @@ from schedsvc.server.limits import Limits
 from schedsvc.server.schedule_call import NOT_ATTEMPTED
 from schedsvc.server.status import status_for
 from schedsvc.v1 import schedule_pb2 as pb
-from tests.support import WAIT, Servers, load, pb_node, pb_pod, snapshot_pods, wait_until
+from tests.builders import pb_node, pb_pod
+from tests.support import WAIT, Servers, load, snapshot_pods, wait_until
 
 
 # ---- idempotency ------------------------------------------------------------------------------

@@ -15,7 +15,8 @@ import pytest
 
 from schedsvc.v1 import schedule_pb2 as pb
 from schedsvc_client.client import RetryPolicy, SchedClient
-from tests.support import pb_node, pb_pod, wait_until
+from tests.builders import pb_node, pb_pod
+from tests.support import wait_until
 
 BATCHES = 30
 BATCH = 10

@@ -19,7 +19,7 @@ from schedsvc.server.tls import server_credentials
 from schedsvc.v1 import schedule_pb2 as pb
 from schedsvc.v1 import schedule_pb2_grpc as pb_grpc
 from schedsvc_client.client import SchedClient, tls_credentials
-from tests.support import pb_node, pb_pod
+from tests.builders import pb_node, pb_pod
 
 WAIT = 30.0
 pytestmark = pytest.mark.skipif(shutil.which("openssl") is None, reason="needs the openssl CLI")

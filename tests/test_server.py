@@ -22,7 +22,7 @@ from schedsvc.errors import InvalidArgument
 from schedsvc.server.request_handler import RequestHandler
 from schedsvc.server.status import status_for
 from schedsvc.v1 import schedule_pb2 as pb
-from tests.support import pb_node, pb_pod
+from tests.builders import pb_node, pb_pod
 
 
 def state(stub: Any, cluster: str = "default") -> tuple[int, int, int]:

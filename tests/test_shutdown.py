@@ -12,8 +12,9 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from schedsvc.v1 import schedule_pb2 as pb
 from schedsvc.v1 import schedule_pb2_grpc as pb_grpc
+from tests.builders import pb_pod
 
-from .ops_support import ServerProcess, load_cluster, pod, serve_argv, wait_for
+from .ops_support import ServerProcess, load_cluster, serve_argv, wait_for
 
 BEFORE, AFTER, PODS = 4, 4, 25
 
@@ -37,7 +38,7 @@ def test_sigterm_drains_a_stream_in_flight_and_exits_0() -> None:
                 if i == BEFORE:
                     # the rest of the stream is sent only after the server began draining
                     assert sigterm_sent.wait(60), "SIGTERM never sent"
-                yield pb.ScheduleRequest(pods=[pod(f"r{i}-{j}") for j in range(PODS)])
+                yield pb.ScheduleRequest(pods=[pb_pod(f"r{i}-{j}") for j in range(PODS)])
 
         with server.channel() as ch, server.channel() as probe_ch:
             stub = pb_grpc.ScheduleServiceStub(ch)

@@ -15,7 +15,8 @@ import time
 from pathlib import Path
 
 from schedsvc.v1 import schedule_pb2 as pb
-from tests.support import WAIT, Servers, pb_node, pb_pod
+from tests.builders import pb_node, pb_pod
+from tests.support import WAIT, Servers
 
 NODES = 1000
 REQUESTS = 10_000

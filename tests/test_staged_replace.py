@@ -16,7 +16,8 @@ import pytest
 
 from schedsvc.v1 import schedule_pb2 as pb
 from schedsvc_client.client import RetryPolicy, SchedClient
-from tests.support import WAIT, Servers, pb_node, pb_pod, snapshot_pods
+from tests.builders import pb_node, pb_pod
+from tests.support import WAIT, Servers, snapshot_pods
 
 FULL = [pb_pod(f"b{i}", cpu="1", node_name=f"n{i}") for i in range(2)]  # fills both 1-cpu nodes
 

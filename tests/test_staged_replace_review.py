@@ -11,7 +11,8 @@ import pytest
 
 from schedsvc.v1 import schedule_pb2 as pb
 from schedsvc_client.client import RetryPolicy, SchedClient
-from tests.support import WAIT, Servers, pb_node, pb_pod, snapshot_pods
+from tests.builders import pb_node, pb_pod
+from tests.support import WAIT, Servers, snapshot_pods
 
 
 def _abandoned_staged_replace(stub: object, cluster: str = "c") -> str:

@@ -12,7 +12,8 @@ import pytest
 
 from schedsvc.server.limits import Limits
 from schedsvc.v1 import schedule_pb2 as pb
-from tests.support import WAIT, Servers, load, pb_pod, snapshot_pods, wait_until
+from tests.builders import pb_pod
+from tests.support import WAIT, Servers, load, snapshot_pods, wait_until
 
 MALFORMED = b"\x12\x05\xff"  # field 2, length 5, one byte present
 

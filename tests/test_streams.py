@@ -19,7 +19,8 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 from schedsvc.server.limits import Limits
 from schedsvc.v1 import schedule_pb2 as pb
 from schedsvc.v1 import schedule_pb2_grpc as pb_grpc
-from tests.support import WAIT, Servers, load, pb_pod, wait_until
+from tests.builders import pb_pod
+from tests.support import WAIT, Servers, load, wait_until
 
 STREAMS = 200
 ANSWER_SECONDS = 0.05  # the bound for a unary Schedule and a health check

@@ -14,8 +14,8 @@ import grpc
 
 from schedsvc.v1 import schedule_pb2 as pb
 from schedsvc.v1 import schedule_pb2_grpc as pb_grpc
-from tests.support import Servers, load, pb_pod, snapshot_pods
-from tests.test_fuzz import check_books
+from tests.builders import pb_pod
+from tests.support import Servers, check_books, load, snapshot_pods
 
 CLIENTS = 8
 ROUNDS = 6

@@ -22,7 +22,8 @@ from schedsvc.model import Node
 from schedsvc.observability.metrics import ClusterCollector
 from schedsvc.server.limits import Limits
 from schedsvc.v1 import schedule_pb2 as pb
-from tests.support import WAIT, Servers, pb_node, pb_pod
+from tests.builders import pb_node, pb_pod
+from tests.support import WAIT, Servers
 
 
 def _violation(err: grpc.RpcError) -> str:

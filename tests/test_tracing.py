@@ -24,8 +24,9 @@ from schedsvc.observability.tracing import CYCLE_SPAN, Tracing, setup_tracing
 from schedsvc.server.app import Server, ServerOptions
 from schedsvc.v1 import schedule_pb2 as pb
 from schedsvc.v1 import schedule_pb2_grpc as pb_grpc
+from tests.builders import pb_pod
 
-from .ops_support import ServerProcess, load_cluster, pod, serve_argv, wait_for
+from .ops_support import ServerProcess, load_cluster, serve_argv, wait_for
 
 RPC_SPAN = "/schedsvc.v1.ScheduleService/Schedule"
 
@@ -57,7 +58,7 @@ def traced() -> Iterator[Traced]:
 def test_schedule_call_span_tree(traced: Traced) -> None:
     load_cluster(traced.stub, 3)
     traced.exporter.clear()
-    resp = traced.stub.Schedule(pb.ScheduleRequest(pods=[pod("pod-a")]), timeout=30)
+    resp = traced.stub.Schedule(pb.ScheduleRequest(pods=[pb_pod("pod-a")]), timeout=30)
     assert resp.placements[0].node_name
     spans = traced.spans()
     rpc = [s for s in spans if s.name == RPC_SPAN]
@@ -89,7 +90,8 @@ def test_schedule_call_span_tree(traced: Traced) -> None:
 def test_one_cycle_span_per_pod_with_outcomes(traced: Traced) -> None:
     load_cluster(traced.stub, 2)
     traced.exporter.clear()
-    traced.stub.Schedule(pb.ScheduleRequest(pods=[pod("ok-1"), pod("ok-2"), pod("x", cpu="64")]))
+    traced.stub.Schedule(pb.ScheduleRequest(
+        pods=[pb_pod("ok-1"), pb_pod("ok-2"), pb_pod("x", cpu="64")]))
     cycles = {
         str((s.attributes or {})["schedsvc.pod.uid"]): s
         for s in traced.spans() if s.name == CYCLE_SPAN
@@ -186,7 +188,7 @@ def test_spans_reach_an_otlp_receiver() -> None:
         with server.channel() as ch:
             stub = pb_grpc.ScheduleServiceStub(ch)
             load_cluster(stub, 3)
-            stub.Schedule(pb.ScheduleRequest(pods=[pod("otlp-1"), pod("otlp-2")]), timeout=30)
+            stub.Schedule(pb.ScheduleRequest(pods=[pb_pod("otlp-1"), pb_pod("otlp-2")]), timeout=30)
 
         def arrived() -> list[tuple[str, str]] | None:
             got = receiver.spans()

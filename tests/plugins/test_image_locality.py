@@ -11,8 +11,9 @@ import pytest
 from schedsvc.errors import ConfigError
 from schedsvc.framework.podinfo import pod_info
 from schedsvc.framework.snapshot import Snapshot, normalized_image_name
-from schedsvc.model import Container, ContainerImage, Node, Pod
+from schedsvc.model import ContainerImage, Node, Pod
 from schedsvc.plugins import image_locality
+from tests.builders import node_with_images, pod_with_images
 
 MB = 1024 * 1024
 
@@ -27,18 +28,6 @@ NODE_250_10 = (
 )
 
 
-def pod_with_images(*images: str, init: tuple[str, ...] = ()) -> Pod:
-    return Pod(
-        uid="p",
-        containers=tuple(Container(name=f"c{i}", image=im) for i, im in enumerate(images)),
-        init_containers=tuple(Container(name=f"i{i}", image=im) for i, im in enumerate(init)),
-    )
-
-
-def image_node(name: str, images: tuple[ContainerImage, ...]) -> Node:
-    return Node(name=name, images=images)
-
-
 def scores(pod: Pod, nodes: list[Node]) -> list[int]:
     snap = Snapshot()
     for n in nodes:
@@ -49,7 +38,9 @@ def scores(pod: Pod, nodes: list[Node]) -> list[int]:
     return pl.normalize(None, info, pl.score(None, info, snap, rows)).tolist()
 
 
-TWO_NODES = [image_node("machine1", NODE_40_300_2000), image_node("machine2", NODE_250_10)]
+TWO_NODES = [
+    node_with_images("machine1", NODE_40_300_2000), node_with_images("machine2", NODE_250_10)
+]
 
 CASES = [
     pytest.param(
@@ -75,7 +66,7 @@ CASES = [
     ),
     pytest.param(
         pod_with_images("gcr.io/10", "gcr.io/2000"),
-        [*TWO_NODES, image_node("machine3", ())],
+        [*TWO_NODES, node_with_images("machine3", ())],
         # machine1: int64(2000M * (1/3)) = 699050666; 100 * (699050666 - 23M) / (2000M - 23M) = 32
         [32, 0, 0],
         id="the spread divides by every node of the cluster",
@@ -177,7 +168,7 @@ def test_vectorized_matches_scalar_reference_on_random_clusters() -> None:
                 )
                 for nm in rng.sample(names, rng.randint(0, 4))
             )
-            nodes.append(image_node(f"n{i}", imgs))
+            nodes.append(node_with_images(f"n{i}", imgs))
         pod = pod_with_images(
             *rng.choices(names + ["e"], k=rng.randint(0, 3)),
             init=tuple(rng.choices(names, k=rng.randint(0, 1))),
@@ -189,10 +180,10 @@ def test_node_image_names_are_matched_as_reported_not_normalized() -> None:
     """kube normalizes the pod's image only: a node reporting plain "img/web" does not hold
     "img/web:latest". n2: 300MiB * 1/4 nodes = 75MiB -> 100 * (75 - 23) / (1000 - 23) = 5."""
     nodes = [
-        image_node("n1", (ContainerImage(("img/web",), 500 * MB),)),
-        image_node("n2", (ContainerImage(("img/web:latest",), 300 * MB),)),
-        image_node("n3", ()),
-        image_node("n4", ()),
+        node_with_images("n1", (ContainerImage(("img/web",), 500 * MB),)),
+        node_with_images("n2", (ContainerImage(("img/web:latest",), 300 * MB),)),
+        node_with_images("n3", ()),
+        node_with_images("n4", ()),
     ]
     assert scores(pod_with_images("img/web"), nodes) == [0, 5, 0, 0]
 
@@ -201,9 +192,9 @@ def test_an_image_keeps_the_size_first_reported_in_the_cluster() -> None:
     """kube's imageState keeps the first node's size: both holders score 800MiB * 2/4 = 400MiB
     -> 100 * (400 - 23) / (1000 - 23) = 38, although n2 reported 200MiB."""
     nodes = [
-        image_node("n1", (ContainerImage(("img/db:1",), 800 * MB),)),
-        image_node("n2", (ContainerImage(("img/db:1",), 200 * MB),)),
-        image_node("n3", ()),
-        image_node("n4", ()),
+        node_with_images("n1", (ContainerImage(("img/db:1",), 800 * MB),)),
+        node_with_images("n2", (ContainerImage(("img/db:1",), 200 * MB),)),
+        node_with_images("n3", ()),
+        node_with_images("n4", ()),
     ]
     assert scores(pod_with_images("img/db:1"), nodes) == [38, 38, 0, 0]

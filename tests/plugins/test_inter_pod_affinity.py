@@ -6,6 +6,7 @@ filtering_test.go/scoring_test.go tables, re-expressed with our builders), never
 
 from __future__ import annotations
 
+import functools
 import random
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -19,7 +20,6 @@ from schedsvc.framework.affinity_index import AffinityIndex
 from schedsvc.framework.podinfo import pod_info
 from schedsvc.framework.snapshot import Snapshot
 from schedsvc.model import (
-    Affinity,
     LabelSelector,
     LabelSelectorRequirement,
     Namespace,
@@ -32,6 +32,9 @@ from schedsvc.model import (
 )
 from schedsvc.plugins import inter_pod_affinity as ipa
 from tests import builders
+from tests.builders import node_with_labels, pod_with_affinity, snapshot_of
+
+snapshot = functools.partial(snapshot_of, capacity=4)  # small: the columns grow
 
 AFF = ipa.ERR_REASON_AFFINITY_RULES_NOT_MATCH
 ANTI = ipa.ERR_REASON_ANTI_AFFINITY_RULES_NOT_MATCH
@@ -41,8 +44,6 @@ HOST = "hostname"
 
 
 # ---- builders --------------------------------------------------------------------------------
-def node_with_labels(name: str, **labels: str) -> Node:
-    return Node(name=name, labels=frozen_map(labels))
 
 
 def selector(
@@ -78,49 +79,6 @@ def term(
 
 def weighted(weight: int, t: PodAffinityTerm) -> WeightedPodAffinityTerm:
     return WeightedPodAffinityTerm(weight=weight, term=t)
-
-
-_uid = iter(range(10**9))
-
-
-def pod_with_affinity(
-    labels: Mapping[str, str] | None = None,
-    namespace: str = "default",
-    required: Sequence[PodAffinityTerm] = (),
-    required_anti: Sequence[PodAffinityTerm] = (),
-    preferred: Sequence[WeightedPodAffinityTerm] = (),
-    preferred_anti: Sequence[WeightedPodAffinityTerm] = (),
-    uid: str | None = None,
-) -> Pod:
-    pa = PodAffinity(required=tuple(required), preferred=tuple(preferred))
-    paa = PodAffinity(required=tuple(required_anti), preferred=tuple(preferred_anti))
-    affinity = None
-    if required or preferred or required_anti or preferred_anti:
-        affinity = Affinity(
-            pod_affinity=pa if (required or preferred) else None,
-            pod_anti_affinity=paa if (required_anti or preferred_anti) else None,
-        )
-    return Pod(
-        uid=uid or f"uid-{next(_uid)}",
-        namespace=namespace,
-        labels=frozen_map(labels or {}),
-        affinity=affinity,
-    )
-
-
-def cluster(
-    nodes: Sequence[Node],
-    pods: Sequence[tuple[Pod, str]] = (),
-    namespaces: Sequence[Namespace] = (),
-) -> Snapshot:
-    snap = Snapshot(capacity=4)
-    for n in nodes:
-        snap.upsert_node(n)
-    for ns in namespaces:
-        snap.upsert_namespace(ns)
-    for p, node in pods:
-        snap.add_pod(p, node)
-    return snap
 
 
 def remove_node(snap: Snapshot, name: str) -> None:
@@ -355,12 +313,12 @@ FILTER_CASES = [
 
 @pytest.mark.parametrize("case", FILTER_CASES, ids=lambda c: c.id)
 def test_filter(case: FilterCase) -> None:
-    snap = cluster(case.nodes, case.pods, case.namespaces)
+    snap = snapshot(case.nodes, case.pods, case.namespaces)
     assert run_filter(snap, case.pod) == case.want
 
 
 def test_affinity_failure_is_unresolvable_and_anti_affinity_is_not() -> None:
-    snap = cluster(ZONES, [(pod_with_affinity(A), "n1")])
+    snap = snapshot(ZONES, [(pod_with_affinity(A), "n1")])
     pod = pod_with_affinity(required=[term(selector(B))], required_anti=[term(selector(A))])
     plugin = ipa.new(None)
     info = pod_info(pod)
@@ -561,12 +519,12 @@ SCORE_CASES = [
 
 @pytest.mark.parametrize("case", SCORE_CASES, ids=lambda c: c.id)
 def test_score(case: ScoreCase) -> None:
-    snap = cluster(case.nodes, case.pods)
+    snap = snapshot(case.nodes, case.pods)
     assert run_score(snap, case.pod, ipa.new(case.args)) == case.want
 
 
 def test_pre_score_skips_without_feasible_nodes() -> None:
-    snap = cluster(REGIONS, [(pod_with_affinity(S1), "m1")])
+    snap = snapshot(REGIONS, [(pod_with_affinity(S1), "m1")])
     pod = pod_with_affinity(preferred=[weighted(5, term(selector(S1), key="region"))])
     plugin = ipa.new(None)
     assert plugin.pre_score(pod_info(pod), snap, np.zeros(0, dtype=np.intp)) is SKIP
@@ -574,7 +532,7 @@ def test_pre_score_skips_without_feasible_nodes() -> None:
 
 def test_pods_on_infeasible_nodes_count_toward_scores() -> None:
     # the matching pod sits on m1, which is not among the rows being scored
-    snap = cluster(
+    snap = snapshot(
         [node_with_labels("m1", region="r"), node_with_labels("m2", region="r"),
          node_with_labels("m3", region="s")],
         [(pod_with_affinity(S1), "m1")],
@@ -631,7 +589,7 @@ def test_sign_refuses_pods_with_pod_affinity_and_keys_others_by_namespace_and_la
 
 # ---- the index ------------------------------------------------------------------------------
 def test_index_follows_pods_added_and_removed() -> None:
-    snap = cluster(ZONES)
+    snap = snapshot(ZONES)
     index = AffinityIndex.for_snapshot(snap)
     assert AffinityIndex.for_snapshot(snap) is index
     anti = pod_with_affinity(B, required_anti=[term(selector(A))])

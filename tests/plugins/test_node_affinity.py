@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import random
 import re
-from collections.abc import Mapping
 
 import numpy as np
 import pytest
@@ -13,9 +12,7 @@ from schedsvc.errors import ConfigError
 from schedsvc.framework import SKIP, Code, PreFilterResult
 from schedsvc.framework.podinfo import pod_info
 from schedsvc.model import (
-    Affinity,
     Node,
-    NodeAffinity,
     NodeSelectorRequirement,
     NodeSelectorTerm,
     Pod,
@@ -29,13 +26,10 @@ from schedsvc.plugins.node_affinity import (
     ERR_REASON_POD,
 )
 from schedsvc.plugins.selectors import parse_go_int64
-from tests.builders import run_score, snapshot_of
+from tests.builders import node_with_labels, run_score, snapshot_of
+from tests.builders import pod_with_node_affinity as pod_with
 
 Req = NodeSelectorRequirement
-
-
-def node_with_labels(name: str, labels: Mapping[str, str] | None = None) -> Node:
-    return Node(name=name, labels=dict(labels or {}))
 
 
 def expr(key: str, op: str, *values: str) -> Req:
@@ -48,19 +42,6 @@ def term(*exprs: Req, fields: tuple[Req, ...] = ()) -> NodeSelectorTerm:
 
 def name_in(*names: str) -> Req:
     return Req("metadata.name", "In", tuple(names))
-
-
-def pod_with(
-    node_selector: Mapping[str, str] | None = None,
-    required: tuple[NodeSelectorTerm, ...] | None = None,
-    preferred: tuple[PreferredSchedulingTerm, ...] = (),
-) -> Pod:
-    aff = None
-    if required is not None or preferred:
-        aff = Affinity(node_affinity=NodeAffinity(required=required, preferred=preferred))
-    return Pod(uid="p", name="p", node_selector=dict(node_selector or {}), affinity=aff)
-
-
 
 
 def run_filter(pl: node_affinity.NodeAffinity, pod: Pod, nodes: list[Node]) -> list[list[str]]:

@@ -10,16 +10,10 @@ import pytest
 from schedsvc.errors import ConfigError
 from schedsvc.framework import Code
 from schedsvc.framework.podinfo import pod_info
-from schedsvc.framework.snapshot import Snapshot
 from schedsvc.model import Node, Pod
 from schedsvc.plugins import node_name
 from schedsvc.plugins.node_name import ERR_REASON
 from tests import builders
-
-
-def snapshot_of(*names: str) -> Snapshot:
-    return builders.snapshot_of(Node(name=n) for n in names)
-
 
 CASES = [
     pytest.param("", "foo", True, id="a pod without a node name fits any node"),
@@ -31,7 +25,7 @@ CASES = [
 
 @pytest.mark.parametrize("wanted,node,fits", CASES)
 def test_filter(wanted: str, node: str, fits: bool) -> None:
-    snap = snapshot_of(node, "other")
+    snap = builders.snapshot_of([Node(name=node), Node(name="other")])
     rows = np.array([snap.index[node]], dtype=np.intp)
     res = node_name.new(None).filter(None, pod_info(Pod(uid="p", node_name=wanted)), snap, rows)
     assert res.feasible.tolist() == [fits]
@@ -56,7 +50,7 @@ def test_vectorized_matches_scalar_reference_on_random_clusters() -> None:
     pl = node_name.new(None)
     for _ in range(100):
         names = [f"n{i}" for i in range(rng.randint(1, 10))]
-        snap = snapshot_of(*names)
+        snap = builders.snapshot_of(Node(name=n) for n in names)
         if rng.random() < 0.3:  # a freed row reused by a later node
             snap.remove_node(names.pop(0))
             names.append("late")

@@ -14,16 +14,7 @@ from schedsvc.framework.snapshot import Snapshot
 from schedsvc.model import Container, ContainerPort, Node, Pod
 from schedsvc.plugins import node_ports
 from schedsvc.plugins.node_ports import ERR_REASON
-
-Port = tuple[str, str, int]  # (protocol, host ip, host port), as kube's test helper spells them
-
-
-def new_pod(uid: str, *ports: Port) -> Pod:
-    cps = tuple(
-        ContainerPort(container_port=p, host_port=p, protocol=proto, host_ip=ip)
-        for proto, ip, p in ports
-    )
-    return Pod(uid=uid, name=uid, containers=(Container(name="c", ports=cps),))
+from tests.builders import pod_with_ports
 
 
 def node_with_pods(*pods: Pod) -> tuple[Snapshot, np.ndarray]:
@@ -50,82 +41,82 @@ def fits(pod: Pod, *existing: Pod) -> bool:
 
 
 CASES = [
-    pytest.param(new_pod("p"), [], True, id="a pod without host ports fits anywhere"),
+    pytest.param(pod_with_ports("p"), [], True, id="a pod without host ports fits anywhere"),
     pytest.param(
-        new_pod("p", ("UDP", "127.0.0.1", 8080)),
-        [new_pod("e", ("UDP", "127.0.0.1", 9090))],
+        pod_with_ports("p", ("UDP", "127.0.0.1", 8080)),
+        [pod_with_ports("e", ("UDP", "127.0.0.1", 9090))],
         True,
         id="other port",
     ),
     pytest.param(
-        new_pod("p", ("UDP", "127.0.0.1", 8080)),
-        [new_pod("e", ("UDP", "127.0.0.1", 8080))],
+        pod_with_ports("p", ("UDP", "127.0.0.1", 8080)),
+        [pod_with_ports("e", ("UDP", "127.0.0.1", 8080))],
         False,
         id="same udp port",
     ),
     pytest.param(
-        new_pod("p", ("TCP", "127.0.0.1", 8080)),
-        [new_pod("e", ("TCP", "127.0.0.1", 8080))],
+        pod_with_ports("p", ("TCP", "127.0.0.1", 8080)),
+        [pod_with_ports("e", ("TCP", "127.0.0.1", 8080))],
         False,
         id="same tcp port",
     ),
     pytest.param(
-        new_pod("p", ("TCP", "127.0.0.1", 8001)),
-        [new_pod("e", ("TCP", "127.0.0.2", 8001))],
+        pod_with_ports("p", ("TCP", "127.0.0.1", 8001)),
+        [pod_with_ports("e", ("TCP", "127.0.0.2", 8001))],
         True,
         id="different host ip",
     ),
     pytest.param(
-        new_pod("p", ("UDP", "127.0.0.1", 8001)),
-        [new_pod("e", ("TCP", "127.0.0.1", 8001))],
+        pod_with_ports("p", ("UDP", "127.0.0.1", 8001)),
+        [pod_with_ports("e", ("TCP", "127.0.0.1", 8001))],
         True,
         id="different protocol",
     ),
     pytest.param(
-        new_pod("p", ("UDP", "127.0.0.1", 8000), ("UDP", "127.0.0.1", 8080)),
-        [new_pod("e", ("UDP", "127.0.0.1", 8080))],
+        pod_with_ports("p", ("UDP", "127.0.0.1", 8000), ("UDP", "127.0.0.1", 8080)),
+        [pod_with_ports("e", ("UDP", "127.0.0.1", 8080))],
         False,
         id="second udp port conflict",
     ),
     pytest.param(
-        new_pod("p", ("TCP", "127.0.0.1", 8001), ("UDP", "127.0.0.1", 8001)),
-        [new_pod("e", ("TCP", "127.0.0.1", 8001), ("UDP", "127.0.0.1", 8081))],
+        pod_with_ports("p", ("TCP", "127.0.0.1", 8001), ("UDP", "127.0.0.1", 8001)),
+        [pod_with_ports("e", ("TCP", "127.0.0.1", 8001), ("UDP", "127.0.0.1", 8081))],
         False,
         id="first tcp port conflict",
     ),
     pytest.param(
-        new_pod("p", ("TCP", "0.0.0.0", 8001)),
-        [new_pod("e", ("TCP", "127.0.0.1", 8001))],
+        pod_with_ports("p", ("TCP", "0.0.0.0", 8001)),
+        [pod_with_ports("e", ("TCP", "127.0.0.1", 8001))],
         False,
         id="first tcp port conflict due to 0.0.0.0 hostIP",
     ),
     pytest.param(
-        new_pod("p", ("TCP", "10.0.10.10", 8001), ("TCP", "0.0.0.0", 8001)),
-        [new_pod("e", ("TCP", "127.0.0.1", 8001))],
+        pod_with_ports("p", ("TCP", "10.0.10.10", 8001), ("TCP", "0.0.0.0", 8001)),
+        [pod_with_ports("e", ("TCP", "127.0.0.1", 8001))],
         False,
         id="TCP hostPort conflict due to 0.0.0.0 hostIP",
     ),
     pytest.param(
-        new_pod("p", ("TCP", "127.0.0.1", 8001)),
-        [new_pod("e", ("TCP", "0.0.0.0", 8001))],
+        pod_with_ports("p", ("TCP", "127.0.0.1", 8001)),
+        [pod_with_ports("e", ("TCP", "0.0.0.0", 8001))],
         False,
         id="second tcp port conflict to 0.0.0.0 hostIP",
     ),
     pytest.param(
-        new_pod("p", ("UDP", "127.0.0.1", 8001)),
-        [new_pod("e", ("TCP", "0.0.0.0", 8001))],
+        pod_with_ports("p", ("UDP", "127.0.0.1", 8001)),
+        [pod_with_ports("e", ("TCP", "0.0.0.0", 8001))],
         True,
         id="second different protocol",
     ),
     pytest.param(
-        new_pod("p", ("UDP", "127.0.0.1", 8001)),
-        [new_pod("e", ("TCP", "0.0.0.0", 8001), ("UDP", "0.0.0.0", 8001))],
+        pod_with_ports("p", ("UDP", "127.0.0.1", 8001)),
+        [pod_with_ports("e", ("TCP", "0.0.0.0", 8001), ("UDP", "0.0.0.0", 8001))],
         False,
         id="UDP hostPort conflict due to 0.0.0.0 hostIP",
     ),
     pytest.param(
-        new_pod("p", ("", "", 8001)),
-        [new_pod("e", ("TCP", "10.1.1.1", 8001))],
+        pod_with_ports("p", ("", "", 8001)),
+        [pod_with_ports("e", ("TCP", "10.1.1.1", 8001))],
         False,
         id="an empty protocol means TCP and an empty host ip means 0.0.0.0",
     ),
@@ -138,9 +129,9 @@ def test_filter(pod: Pod, existing: list[Pod], want: bool) -> None:
 
 
 def test_a_removed_pod_frees_its_port() -> None:
-    snap, rows = node_with_pods(new_pod("e", ("TCP", "", 80)))
+    snap, rows = node_with_pods(pod_with_ports("e", ("TCP", "", 80)))
     pl = node_ports.new(None)
-    info = pod_info(new_pod("p", ("TCP", "", 80)))
+    info = pod_info(pod_with_ports("p", ("TCP", "", 80)))
     pre = pl.pre_filter(info, snap)
     assert isinstance(pre, PreFilterResult)
     assert pl.filter(pre.state, info, snap, rows).feasible.tolist() == [False]
@@ -155,9 +146,9 @@ def test_container_ports_without_host_port_are_skipped() -> None:
 
 def test_sign_is_the_sorted_host_ports() -> None:
     pl = node_ports.new(None)
-    a = pl.sign(pod_info(new_pod("a", ("TCP", "", 1), ("UDP", "1.2.3.4", 2))))
-    b = pl.sign(pod_info(new_pod("b", ("UDP", "1.2.3.4", 2), ("", "0.0.0.0", 1))))
-    assert a == b != pl.sign(pod_info(new_pod("c", ("TCP", "", 1))))
+    a = pl.sign(pod_info(pod_with_ports("a", ("TCP", "", 1), ("UDP", "1.2.3.4", 2))))
+    b = pl.sign(pod_info(pod_with_ports("b", ("UDP", "1.2.3.4", 2), ("", "0.0.0.0", 1))))
+    assert a == b != pl.sign(pod_info(pod_with_ports("c", ("TCP", "", 1))))
 
 
 def test_new_rejects_arguments() -> None:
@@ -200,7 +191,7 @@ def test_vectorized_matches_scalar_reference_on_random_clusters() -> None:
             )
             for _ in range(rng.randint(0, 3))
         ]
-        return new_pod(uid, *ports)
+        return pod_with_ports(uid, *ports)
 
     for _ in range(150):
         snap = Snapshot()

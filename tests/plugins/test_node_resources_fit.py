@@ -8,7 +8,7 @@ comments. The last test checks the vectorized plugin against a per-node scalar r
 from __future__ import annotations
 
 import random
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
 
 import pytest
@@ -21,47 +21,19 @@ from schedsvc.model import Container, Node, Pod
 from schedsvc.plugins import node_resources_fit as fit
 from schedsvc.plugins.resource_scoring import is_scalar_resource_name
 from tests import builders
-from tests.builders import snapshot_of
+from tests.builders import (
+    container,
+    make_node,
+    pod_requesting,
+    pod_with_containers,
+    snapshot_of,
+)
 
 GPU = "example.com/gpu"
 Mi = 1024 * 1024
 
 
 # ---- builders --------------------------------------------------------------------------------
-
-
-def resource_name(keyword: str) -> str:
-    """`ephemeral_storage` -> ephemeral-storage, `example_com__gpu` -> example.com/gpu."""
-    if "__" in keyword:
-        domain, name = keyword.split("__")
-        return f"{domain.replace('_', '.')}/{name.replace('_', '-')}"
-    return keyword.replace("_", "-")
-
-
-def make_node(name: str, cpu: int = 0, memory: int = 0, pods: int = 110, **extra: int) -> Node:
-    alloc = {"cpu": cpu, "memory": memory, "pods": pods}
-    alloc.update({resource_name(k): v for k, v in extra.items()})
-    return Node(name=name, allocatable=alloc)
-
-
-def container(**requests: int) -> Container:
-    return Container(name="c", requests={resource_name(k): v for k, v in requests.items()})
-
-
-def pod_with(
-    *containers: Container,
-    uid: str = "p",
-    init: Sequence[Container] = (),
-    overhead: Mapping[str, int] | None = None,
-) -> Pod:
-    return Pod(
-        uid=uid, containers=tuple(containers), init_containers=tuple(init),
-        overhead=dict(overhead or {}),
-    )
-
-
-def pod_requesting(uid: str = "p", **requests: int) -> Pod:
-    return pod_with(container(**requests), uid=uid)
 
 
 snapshot_with = snapshot_of
@@ -90,7 +62,7 @@ FILTER_CASES = [
     pytest.param(
         [make_node("n", cpu=10, memory=20)],
         [(pod_requesting("e", cpu=10, memory=20), "n")],
-        pod_with(Container(name="c")),
+        pod_with_containers(Container(name="c")),
         None,
         [[]],
         [False],
@@ -99,7 +71,7 @@ FILTER_CASES = [
     pytest.param(
         [make_node("n", cpu=10, memory=20, pods=1)],
         [(pod_requesting("e", cpu=1), "n")],
-        pod_with(Container(name="c")),
+        pod_with_containers(Container(name="c")),
         None,
         [["Too many pods"]],
         [False],
@@ -117,7 +89,7 @@ FILTER_CASES = [
     pytest.param(
         [make_node("n", cpu=10, memory=20)],
         [(pod_requesting("e", cpu=8, memory=19), "n")],
-        pod_with(container(cpu=1, memory=1), init=[container(cpu=3, memory=1)]),
+        pod_with_containers(container(cpu=1, memory=1), init=[container(cpu=3, memory=1)]),
         None,
         [["Insufficient cpu"]],
         [False],
@@ -127,7 +99,7 @@ FILTER_CASES = [
     pytest.param(
         [make_node("n", cpu=10, memory=20)],
         [(pod_requesting("e", cpu=5, memory=5), "n")],
-        pod_with(container(cpu=5, memory=5), overhead={"cpu": 1}),
+        pod_with_containers(container(cpu=5, memory=5), overhead={"cpu": 1}),
         None,
         [["Insufficient cpu"]],
         [False],
@@ -300,8 +272,8 @@ SCORE_CASES = [
     ),
     pytest.param(
         [make_node("n", cpu=4000, memory=1000 * Mi)],
-        [(pod_with(Container(name="c"), uid="e"), "n")],
-        pod_with(Container(name="c")),
+        [(pod_with_containers(Container(name="c"), uid="e"), "n")],
+        pod_with_containers(Container(name="c")),
         None,
         [77],
         # non-zero requests: existing 100m/200Mi, pod 100m/200Mi
@@ -418,7 +390,7 @@ def test_score_uses_non_zero_requests_of_existing_pods() -> None:
     # *100/1000Mi = 50 -> 50. With Requested it would be cpu 60, memory 70.
     snap = snapshot_with(
         [make_node("n", cpu=1000, memory=1000 * Mi)],
-        [(pod_with(Container(name="c"), uid="e"), "n")],
+        [(pod_with_containers(Container(name="c"), uid="e"), "n")],
     )
     assert run_score(snap, pod_requesting(cpu=400, memory=300 * Mi)) == [50]
 
@@ -442,7 +414,14 @@ def test_args_weight_zero_defaults_to_one_and_empty_resources_to_cpu_memory() ->
 
 
 def test_args_accept_api_version_and_kind() -> None:
-    fit.new({"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "NodeResourcesFitArgs"})
+    """A kube config's args carry apiVersion and kind; they select nothing, so the args are
+    kube's defaults (LeastAllocated over cpu and memory, weight 1 each)."""
+    typed = {"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "NodeResourcesFitArgs"}
+    args = fit.NodeResourcesFitArgs.parse(typed)
+    assert args == fit.NodeResourcesFitArgs.parse({})
+    assert args.strategy == "LeastAllocated"
+    assert [(r.name, r.weight) for r in args.resources] == [("cpu", 1), ("memory", 1)]
+    fit.new(typed)  # and the plugin builds from them
 
 
 ARG_ERRORS = [
@@ -522,7 +501,7 @@ def test_sign_equal_for_equal_requests_and_different_otherwise() -> None:
     b = pod_info(pod_requesting("b", memory=5, cpu=100))
     c = pod_info(pod_requesting("c", cpu=200, memory=5))
     # same requests but one more container without requests: non-zero scoring differs
-    d = pod_info(pod_with(container(cpu=100, memory=5), Container(name="x"), uid="d"))
+    d = pod_info(pod_with_containers(container(cpu=100, memory=5), Container(name="x"), uid="d"))
     assert plugin.sign(a) == plugin.sign(b)
     assert plugin.sign(a) != plugin.sign(c)
     assert plugin.sign(a) != plugin.sign(d)

@@ -14,12 +14,9 @@ from schedsvc.framework.snapshot import Snapshot
 from schedsvc.model import Node, Pod, Toleration
 from schedsvc.plugins import node_unschedulable
 from schedsvc.plugins.node_unschedulable import ERR_REASON_UNSCHEDULABLE
+from tests.builders import pod_with_tolerations
 
 UNSCHEDULABLE_KEY = "node.kubernetes.io/unschedulable"
-
-
-def pod_with_tolerations(*tolerations: Toleration) -> Pod:
-    return Pod(uid="p", tolerations=tolerations)
 
 
 def filter_one(pod: Pod, unschedulable: bool) -> tuple[bool, list[str], str]:

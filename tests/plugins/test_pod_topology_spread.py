@@ -32,6 +32,7 @@ from schedsvc.model import (
 )
 from schedsvc.plugins import pod_topology_spread as pts
 from tests import builders
+from tests.builders import host_node, node_with_labels, pod_with_spread, zone_node
 
 HOST = "kubernetes.io/hostname"
 ZONE = "zone"
@@ -43,16 +44,6 @@ BAR = LabelSelector(match_expressions=(LabelSelectorRequirement("bar", "Exists")
 
 
 # ---- builders --------------------------------------------------------------------------------
-def node(name: str, taints: Sequence[Taint] = (), **labels: str) -> Node:
-    return Node(name=name, labels=frozen_map(labels), taints=tuple(taints))
-
-
-def host_node(name: str, **labels: str) -> Node:
-    return node(name, **{HOST: name}, **labels)
-
-
-def zone_node(name: str, zone: str, taints: Sequence[Taint] = (), **labels: str) -> Node:
-    return node(name, taints=taints, **{HOST: name, ZONE: zone}, **labels)
 
 
 def spread(
@@ -71,20 +62,6 @@ def soft(max_skew: int, key: str, selector: LabelSelector | None = FOO) -> Topol
     return spread(max_skew, key, "ScheduleAnyway", selector)
 
 
-def pod_with_spread(
-    *constraints: TopologySpreadConstraint,
-    labels: Mapping[str, str] | None = None,
-    **kw: Any,
-) -> Pod:
-    return Pod(
-        uid="p",
-        name="p",
-        labels=frozen_map({"foo": ""} if labels is None else labels),
-        topology_spread_constraints=constraints,
-        **kw,
-    )
-
-
 def existing(node_name: str, n: int = 1, namespace: str = "default", **labels: str) -> list[Pod]:
     return [
         Pod(
@@ -101,12 +78,8 @@ def foo_pods(spec: Mapping[str, int]) -> list[tuple[str, Pod]]:
 
 
 def cluster(nodes: Sequence[Node], pods: Sequence[tuple[str, Pod]] = ()) -> Snapshot:
-    snap = Snapshot(capacity=4)
-    for n in nodes:
-        snap.upsert_node(n)
-    for name, p in pods:
-        snap.add_pod(p, name)
-    return snap
+    """kube's table order: (node name, pod) pairs; a small capacity so the columns grow."""
+    return builders.snapshot_of(nodes, [(p, name) for name, p in pods], capacity=4)
 
 
 def run_filter(
@@ -237,7 +210,7 @@ FILTER_CASES = [
     ),
     pytest.param(
         pod_with_spread(spread(1, ZONE), spread(1, HOST)),
-        [zone_node("a", "z1"), node("x", zone="z2")],
+        [zone_node("a", "z1"), node_with_labels("x", zone="z2")],
         foo_pods({"a": 1}),
         # x lacks the hostname, so zone2 is no domain: the zone minimum is 1, not 0, and a fits
         {"a": [], "x": [MISSING]},
@@ -310,7 +283,7 @@ FILTER_CASES = [
     ),
     pytest.param(
         pod_with_spread(spread(1, HOST), spread(1, ZONE)),
-        [zone_node("a", "z1"), node("b", **{HOST: "b"}), zone_node("x", "z2")],
+        [zone_node("a", "z1"), node_with_labels("b", **{HOST: "b"}), zone_node("x", "z2")],
         foo_pods({"a": 2}),
         # a fails the first (hostname) constraint on skew before the zone key is looked at;
         # b has the hostname within skew, then misses the zone key
@@ -428,7 +401,7 @@ SCORE_CASES = [
     ),
     pytest.param(
         pod_with_spread(soft(1, HOST)),
-        [host_node("a"), node("b", n="b"), host_node("x")], [host_node("y")],
+        [host_node("a"), node_with_labels("b", n="b"), host_node("x")], [host_node("y")],
         {"a": 4, "b": 2, "x": 1, "y": 3},
         ["a", "b", "x"], [16, 0, 100],
         id="one constraint on node, one candidate lacks the key and scores 0",
@@ -552,7 +525,7 @@ def test_pre_score_skips_pods_without_soft_constraints() -> None:
 
 
 def test_normalize_scores_all_ignored_nodes_zero() -> None:
-    snap = cluster([node("a"), node("b")])
+    snap = cluster([node_with_labels("a"), node_with_labels("b")])
     assert run_score(DEFAULT, pod_with_spread(soft(1, HOST)), snap, ["a", "b"]) == [0, 0]
 
 

@@ -12,17 +12,7 @@ from schedsvc.framework.podinfo import pod_info
 from schedsvc.model import Node, Pod, Taint, Toleration
 from schedsvc.plugins import taint_toleration
 from schedsvc.plugins.taint_toleration import ERR_REASON_NOT_MATCH, TaintToleration
-from tests.builders import rows_of, snapshot_of
-
-
-def node_with_taints(name: str, taints: list[Taint]) -> Node:
-    return Node(name=name, taints=tuple(taints))
-
-
-def pod_with_tolerations(tolerations: list[Toleration]) -> Pod:
-    return Pod(uid="pod1", name="pod1", tolerations=tuple(tolerations))
-
-
+from tests.builders import node_with_taints, pod_with_tolerations, rows_of, snapshot_of
 
 
 def scores(pod: Pod, nodes: list[Node]) -> list[int]:
@@ -38,7 +28,7 @@ PNS = "PreferNoSchedule"
 
 SCORE_CASES = [
     pytest.param(
-        pod_with_tolerations([Toleration("foo", "Equal", "bar", PNS)]),
+        pod_with_tolerations(Toleration("foo", "Equal", "bar", PNS)),
         [
             node_with_taints("nodeA", [Taint("foo", "bar", PNS)]),
             node_with_taints("nodeB", [Taint("foo", "blah", PNS)]),
@@ -48,10 +38,8 @@ SCORE_CASES = [
     ),
     pytest.param(
         pod_with_tolerations(
-            [
-                Toleration("cpu-type", "Equal", "arm64", PNS),
-                Toleration("disk-type", "Equal", "ssd", PNS),
-            ]
+            Toleration("cpu-type", "Equal", "arm64", PNS),
+            Toleration("disk-type", "Equal", "ssd", PNS),
         ),
         [
             node_with_taints("nodeA", []),
@@ -64,7 +52,7 @@ SCORE_CASES = [
         id="nodes whose taints are all tolerated score the same however many taints they have",
     ),
     pytest.param(
-        pod_with_tolerations([Toleration("foo", "Equal", "bar", PNS)]),
+        pod_with_tolerations(Toleration("foo", "Equal", "bar", PNS)),
         [
             node_with_taints("nodeA", []),
             node_with_taints("nodeB", [Taint("cpu-type", "arm64", PNS)]),
@@ -77,10 +65,8 @@ SCORE_CASES = [
     ),
     pytest.param(
         pod_with_tolerations(
-            [
-                Toleration("cpu-type", "Equal", "arm64", "NoSchedule"),
-                Toleration("disk-type", "Equal", "ssd", "NoSchedule"),
-            ]
+            Toleration("cpu-type", "Equal", "arm64", "NoSchedule"),
+            Toleration("disk-type", "Equal", "ssd", "NoSchedule"),
         ),
         [
             node_with_taints("nodeA", []),
@@ -93,7 +79,7 @@ SCORE_CASES = [
         id="only PreferNoSchedule taints and tolerations count for the score",
     ),
     pytest.param(
-        pod_with_tolerations([]),
+        pod_with_tolerations(),
         [
             node_with_taints("nodeA", []),
             node_with_taints("nodeB", [Taint("cpu-type", "arm64", PNS)]),
@@ -102,7 +88,7 @@ SCORE_CASES = [
         id="a pod without tolerations prefers the node without taints",
     ),
     pytest.param(
-        pod_with_tolerations([Toleration("cpu-type", "Exists", "", "")]),
+        pod_with_tolerations(Toleration("cpu-type", "Exists", "", "")),
         [
             node_with_taints("nodeA", []),
             node_with_taints("nodeB", [Taint("cpu-type", "arm64", PNS)]),
@@ -111,7 +97,7 @@ SCORE_CASES = [
         id="a toleration with an empty effect tolerates PreferNoSchedule taints too",
     ),
     pytest.param(
-        pod_with_tolerations([Toleration("node.kubernetes.io/sla", "Gt", "950", PNS)]),
+        pod_with_tolerations(Toleration("node.kubernetes.io/sla", "Gt", "950", PNS)),
         [
             node_with_taints("nodeA", [Taint("node.kubernetes.io/sla", "800", PNS)]),
             node_with_taints("nodeB", [Taint("node.kubernetes.io/sla", "999", PNS)]),
@@ -205,7 +191,7 @@ def test_filter(tolerations: list[Toleration], taints: list[Taint], fits: bool) 
     snap = snapshot_of([node_with_taints("nodeA", taints), node_with_taints("plain", [])])
     pl = TaintToleration()
     res = pl.filter(
-        None, pod_info(pod_with_tolerations(tolerations)), snap, rows_of(snap, ["nodeA", "plain"])
+        None, pod_info(pod_with_tolerations(*tolerations)), snap, rows_of(snap, ["nodeA", "plain"])
     )
     assert res.feasible.tolist() == [fits, True]
     if not fits:
@@ -215,9 +201,9 @@ def test_filter(tolerations: list[Toleration], taints: list[Taint], fits: bool) 
 
 def test_sign_ignores_toleration_order_and_default_operator() -> None:
     pl = TaintToleration()
-    a = pod_info(pod_with_tolerations([Toleration("a", "", "x"), Toleration("b", "Exists")]))
-    b = pod_info(pod_with_tolerations([Toleration("b", "Exists"), Toleration("a", "Equal", "x")]))
-    c = pod_info(pod_with_tolerations([Toleration("a", "Equal", "y")]))
+    a = pod_info(pod_with_tolerations(Toleration("a", "", "x"), Toleration("b", "Exists")))
+    b = pod_info(pod_with_tolerations(Toleration("b", "Exists"), Toleration("a", "Equal", "x")))
+    c = pod_info(pod_with_tolerations(Toleration("a", "Equal", "y")))
     assert pl.sign(a) == pl.sign(b) != pl.sign(c)
 
 
@@ -291,7 +277,7 @@ def test_vectorized_matches_scalar_reference_on_random_clusters() -> None:
             )
             for _ in range(rng.randint(0, 3))
         ]
-        pod = pod_with_tolerations(tols)
+        pod = pod_with_tolerations(*tols)
         snap = snapshot_of(nodes)
         info = pod_info(pod)
         rows = rows_of(snap, [n.name for n in nodes])

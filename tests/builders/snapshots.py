@@ -1,6 +1,5 @@
-"""Shared builders for plugin tests (kube's testing/wrappers.go counterpart): a snapshot from
-nodes and placed pods, and one plugin run through PreFilter/Filter or PreScore/Score/Normalize,
-so every plugin test drives its plugin the way the framework does."""
+"""Snapshots from nodes and placed pods, and one plugin run through PreFilter/Filter or
+PreScore/Score/Normalize, so every plugin test drives its plugin the way the framework does."""
 
 from __future__ import annotations
 
@@ -20,16 +19,24 @@ from schedsvc.framework import (
 )
 from schedsvc.framework.podinfo import pod_info
 from schedsvc.framework.snapshot import Snapshot
-from schedsvc.model import Node, Pod
+from schedsvc.model import Namespace, Node, Pod
 
 __all__ = ["snapshot_of", "rows_of", "Filtered", "run_filter", "run_score"]
 
 
-def snapshot_of(nodes: Iterable[Node], placed: Iterable[tuple[Pod, str]] = ()) -> Snapshot:
-    """The nodes in order, then each (pod, node name) bound."""
-    snap = Snapshot()
+def snapshot_of(
+    nodes: Iterable[Node],
+    placed: Iterable[tuple[Pod, str]] = (),
+    namespaces: Iterable[Namespace] = (),
+    capacity: int | None = None,
+) -> Snapshot:
+    """The nodes in order, the namespaces, then each (pod, node name) bound; a small
+    `capacity` makes the snapshot grow its columns on the way."""
+    snap = Snapshot() if capacity is None else Snapshot(capacity=capacity)
     for n in nodes:
         snap.upsert_node(n)
+    for ns in namespaces:
+        snap.upsert_namespace(ns)
     for p, node_name in placed:
         snap.add_pod(p, node_name)
     return snap
