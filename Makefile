@@ -14,12 +14,11 @@ $(STAMP): pyproject.toml
 	$(BIN)/pip install -q -e '.[dev]'
 	touch $(STAMP)
 
-# Generated code is never committed: it is rebuilt from protos/ whenever they change.
-$(GEN)/.stamp: $(PROTOS) $(STAMP)
-	rm -rf $(GEN) && mkdir -p $(GEN)
-	$(BIN)/python -m grpc_tools.protoc -I protos --python_out=service --pyi_out=service \
-		--grpc_python_out=service $(PROTOS)
-	touch $(GEN)/__init__.py $(GEN)/.stamp
+# Generated code is never committed: it is rebuilt from protos/ whenever they change, by the
+# same step every package build runs (setup.py's build_py calls tools/gen_contract.py too).
+$(GEN)/.stamp: $(PROTOS) tools/gen_contract.py $(STAMP)
+	$(BIN)/python -m tools.gen_contract service
+	touch $(GEN)/.stamp
 
 gen: $(GEN)/.stamp
 
