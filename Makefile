@@ -6,7 +6,8 @@ STAMP := $(VENV)/.installed
 GEN := service/schedsvc/v1
 PROTOS := $(wildcard protos/schedsvc/v1/*.proto)
 
-.PHONY: run test gen lint typecheck bench conformance conformance-live clean oracle oracle-test
+.PHONY: run test gen lint typecheck bench conformance conformance-live clean oracle oracle-test \
+	wheel-smoke
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
@@ -26,14 +27,19 @@ run: gen
 	$(BIN)/python -m schedsvc_client.load default --size medium --embedded
 
 lint: gen
-	$(BIN)/ruff check service clients tests bench tools
+	$(BIN)/ruff check setup.py service clients tests bench tools
 	$(BIN)/lint-imports
 
 typecheck: gen
-	$(BIN)/mypy service clients tools
+	$(BIN)/mypy setup.py service clients tools
 
 test: lint typecheck
 	$(BIN)/python -m pytest
+
+# The package as a user gets it (tools/wheel_smoke.py): sdist and wheel built by `python -m build`,
+# the wheel alone in a fresh venv, `schedsvc serve` from there answering health and a Schedule.
+wheel-smoke:
+	$(PY) tools/wheel_smoke.py
 
 # make bench [ONLY=issue16[,batching]] [SMALL=1]: every section, or the named ones alone
 bench: gen
