@@ -3,23 +3,17 @@
 # Build: docker build -t schedsvc .   Run: docker run -p 50051:50051 -p 9464:9464 schedsvc
 ARG PYTHON_IMAGE=python:3.11-slim-bookworm
 
-# ---- builder: generate the protobuf code (never committed) and install into a venv ----------
+# ---- builder: `pip install .` into a venv, as a user installs the package ------------------
 FROM ${PYTHON_IMAGE} AS builder
 ENV PIP_DISABLE_PIP_VERSION_CHECK=1
 WORKDIR /src
-# protoc lives in its own venv so it never reaches the runtime image
-RUN python -m venv /opt/protoc \
- && /opt/protoc/bin/pip install --no-cache-dir grpcio-tools==1.85.1
-COPY pyproject.toml ./
+COPY pyproject.toml setup.py MANIFEST.in ./
 COPY protos/ protos/
+COPY tools/__init__.py tools/gen_contract.py tools/
 COPY service/ service/
 COPY clients/ clients/
-# the same step as `make gen`: -I protos, so import paths match the proto package
-RUN rm -rf service/schedsvc/v1 \
- && mkdir -p service/schedsvc/v1 \
- && /opt/protoc/bin/python -m grpc_tools.protoc -I protos --python_out=service \
-      --pyi_out=service --grpc_python_out=service protos/schedsvc/v1/schedule.proto \
- && touch service/schedsvc/v1/__init__.py
+# the build generates the protobuf code from protos/ (setup.py -> tools/gen_contract.py, the
+# step `make gen` runs); grpcio-tools lives in pip's isolated build env, never in /opt/venv
 RUN python -m venv /opt/venv \
  && /opt/venv/bin/pip install --no-cache-dir .
 

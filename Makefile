@@ -6,7 +6,8 @@ STAMP := $(VENV)/.installed
 GEN := service/schedsvc/v1
 PROTOS := $(wildcard protos/schedsvc/v1/*.proto)
 
-.PHONY: run test gen lint typecheck bench conformance conformance-live clean oracle oracle-test
+.PHONY: run test gen lint typecheck bench conformance conformance-live clean oracle oracle-test \
+	wheel-smoke
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
@@ -14,12 +15,11 @@ $(STAMP): pyproject.toml
 	$(BIN)/pip install -q -e '.[dev]'
 	touch $(STAMP)
 
-# Generated code is never committed: it is rebuilt from protos/ whenever they change.
-$(GEN)/.stamp: $(PROTOS) $(STAMP)
-	rm -rf $(GEN) && mkdir -p $(GEN)
-	$(BIN)/python -m grpc_tools.protoc -I protos --python_out=service --pyi_out=service \
-		--grpc_python_out=service $(PROTOS)
-	touch $(GEN)/__init__.py $(GEN)/.stamp
+# Generated code is never committed: it is rebuilt from protos/ whenever they change, by the
+# same step every package build runs (setup.py's build_py calls tools/gen_contract.py too).
+$(GEN)/.stamp: $(PROTOS) tools/gen_contract.py $(STAMP)
+	$(BIN)/python -m tools.gen_contract service
+	touch $(GEN)/.stamp
 
 gen: $(GEN)/.stamp
 
@@ -27,14 +27,19 @@ run: gen
 	$(BIN)/python -m schedsvc_client.load default --size medium --embedded
 
 lint: gen
-	$(BIN)/ruff check service clients tests bench tools
+	$(BIN)/ruff check setup.py service clients tests bench tools
 	$(BIN)/lint-imports
 
 typecheck: gen
-	$(BIN)/mypy service clients tools
+	$(BIN)/mypy setup.py service clients tools
 
 test: lint typecheck
 	$(BIN)/python -m pytest
+
+# The package as a user gets it (tools/wheel_smoke.py): sdist and wheel built by `python -m build`,
+# the wheel alone in a fresh venv, `schedsvc serve` from there answering health and a Schedule.
+wheel-smoke:
+	$(PY) tools/wheel_smoke.py
 
 # make bench [ONLY=issue16[,batching]] [SMALL=1]: every section, or the named ones alone
 bench: gen
