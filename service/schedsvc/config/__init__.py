@@ -14,6 +14,7 @@ from .defaults import (
     DEFAULT_MULTIPOINT_1_37,
     default_multipoint,
 )
+from .scheduler import API_VERSION, default_config, load_config, parse_config
 from .schema import (
     DEFAULT_PARALLELISM,
     DEFAULT_SCHEDULER_NAME,
@@ -21,7 +22,6 @@ from .schema import (
     ProfileConfig,
     SchedulerConfig,
 )
-from .scheduler import API_VERSION, default_config, load_config, parse_config
 
 __all__ = [
     "API_VERSION",
