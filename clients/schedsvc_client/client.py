@@ -20,43 +20,26 @@ overwrite each other's snapshot.
 
 from __future__ import annotations
 
-import random
 import threading
 import time
 from collections import deque
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
 from typing import Any
 
 import grpc
-from google.rpc import error_details_pb2
-from grpc_status import rpc_status
 
 from schedsvc.v1 import schedule_pb2 as pb
 from schedsvc.v1 import schedule_pb2_grpc as pb_grpc
 
+from .desired_state import DesiredState, replay_chunks
+from .retry import RETRYABLE, ResyncError, RetryPolicy, call_with_retry
+from .stream_source import BatchSource
+
 __all__ = ["SchedClient", "RetryPolicy", "ResyncError", "tls_credentials", "NOT_ATTEMPTED"]
 
 NOT_ATTEMPTED = "not attempted: deadline exceeded"
-_RETRYABLE = (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.RESOURCE_EXHAUSTED)
-
-
-@dataclass(frozen=True, slots=True)
-class RetryPolicy:
-    """Exponential backoff with full jitter, bounded by a total budget per call."""
-
-    initial_backoff: float = 0.05
-    max_backoff: float = 2.0
-    multiplier: float = 2.0
-    budget_seconds: float = 60.0
-    max_resyncs: int = 5  # per call: a server restarting in a loop must not spin us forever
-    replay_chunk: int = 5000  # items per replay message, under the server's per-request limits
-
-
-class ResyncError(RuntimeError):
-    """The server kept changing under us (restarts) beyond the policy's resync budget."""
 
 
 def tls_credentials(
@@ -66,81 +49,6 @@ def tls_credentials(
     cert = Path(cert_file).read_bytes() if cert_file else None
     key = Path(key_file).read_bytes() if key_file else None
     return grpc.ssl_channel_credentials(Path(ca_file).read_bytes(), key, cert)
-
-
-def _retry_delay(err: grpc.RpcError) -> float | None:
-    """The server's google.rpc.RetryInfo delay, if the error carries one."""
-    try:
-        status = rpc_status.from_call(err)
-    except (ValueError, AttributeError):
-        return None
-    for detail in status.details if status is not None else ():
-        info = error_details_pb2.RetryInfo()
-        if detail.Unpack(info):
-            return float(info.retry_delay.ToMilliseconds()) / 1000
-    return None
-
-
-class _State:
-    """The desired snapshot of one cluster, as this client last pushed or learned it."""
-
-    def __init__(self) -> None:
-        self.nodes: dict[str, pb.Node] = {}
-        self.pods: dict[str, pb.Pod] = {}  # bound (node_name) or nominated pods, by uid
-        self.namespaces: dict[str, pb.Namespace] = {}
-        self.pdbs: dict[str, pb.PodDisruptionBudget] = {}  # "namespace/name"
-
-    def copy(self) -> _State:
-        out = _State()
-        out.nodes, out.pods, out.namespaces = dict(self.nodes), dict(self.pods), {
-            **self.namespaces
-        }
-        out.pdbs = dict(self.pdbs)
-        return out
-
-    def apply(self, req: pb.UpdateSnapshotRequest) -> None:
-        """Mirror the server's update order: replace, remove nodes (and their pods), namespaces,
-        nodes, remove pods, upsert pods."""
-        if req.replace:
-            self.nodes.clear()
-            self.pods.clear()
-            self.namespaces.clear()
-            self.pdbs.clear()
-        gone = set(req.remove_nodes)
-        for name in gone:
-            self.nodes.pop(name, None)
-        if gone:
-            self.pods = {u: p for u, p in self.pods.items() if p.node_name not in gone}
-        for ns in req.upsert_namespaces:
-            self.namespaces[ns.name] = ns
-        for node in req.upsert_nodes:
-            self.nodes[node.name] = node
-        for uid in req.remove_pods:
-            self.pods.pop(uid, None)
-        for pod in req.upsert_pods:
-            self.pods[pod.uid] = pod
-        for key in req.remove_pod_disruption_budgets:
-            self.pdbs.pop(key, None)
-        for b in req.upsert_pod_disruption_budgets:
-            self.pdbs[f"{b.namespace or 'default'}/{b.name}"] = b
-
-
-def _replay_chunks(state: _State, chunk: int) -> list[pb.UpdateSnapshotRequest]:
-    """`state` as requests of at most `chunk` objects each, in the order the server needs them
-    (a pod's node before the pod); always at least one request."""
-    items: list[tuple[str, Any]] = [
-        *(("upsert_namespaces", ns) for ns in state.namespaces.values()),
-        *(("upsert_pod_disruption_budgets", b) for b in state.pdbs.values()),
-        *(("upsert_nodes", n) for n in state.nodes.values()),
-        *(("upsert_pods", p) for p in state.pods.values()),
-    ]
-    out = []
-    for i in range(0, max(1, len(items)), max(1, chunk)):
-        req = pb.UpdateSnapshotRequest()
-        for fname, obj in items[i: i + chunk]:
-            getattr(req, fname).append(obj)
-        out.append(req)
-    return out
 
 
 class SchedClient:
@@ -168,7 +76,7 @@ class SchedClient:
         self._metadata: tuple[tuple[str, str], ...] = (
             (("authorization", f"Bearer {token}"),) if token else ()
         )
-        self._state = _State()
+        self._state = DesiredState()
         self._lock = threading.RLock()  # guards _state and _epoch; held across a replay
         self._epoch = ""  # the server incarnation our state lives in ("" = not known yet)
         # (epoch, generation) of the last replace we made: an answer of that epoch with a lower
@@ -200,20 +108,10 @@ class SchedClient:
     # ---- retries --------------------------------------------------------------------------
     def _call(self, fn: Any, request: Any, deadline: float, timeout: float | None) -> Any:
         """One RPC with backoff on UNAVAILABLE / RESOURCE_EXHAUSTED until `deadline`."""
-        backoff = self.retry.initial_backoff
-        while True:
-            try:
-                return fn(request, timeout=timeout, metadata=self._metadata)
-            except grpc.RpcError as err:
-                code = err.code()
-                now = time.monotonic()
-                if code not in _RETRYABLE or now >= deadline:
-                    raise
-                delay = _retry_delay(err) if code == grpc.StatusCode.RESOURCE_EXHAUSTED else None
-                if delay is None:
-                    delay = random.uniform(0, backoff)
-                    backoff = min(backoff * self.retry.multiplier, self.retry.max_backoff)
-                time.sleep(max(0.0, min(delay, deadline - now)))
+        return call_with_retry(
+            fn, request, policy=self.retry, deadline=deadline, timeout=timeout,
+            metadata=self._metadata,
+        )
 
     def _deadline(self) -> float:
         return time.monotonic() + self.retry.budget_seconds
@@ -270,7 +168,7 @@ class SchedClient:
             return self._replay(self._state, self._deadline(), timeout)
 
     def _replay(
-        self, state: _State, deadline: float, timeout: float | None
+        self, state: DesiredState, deadline: float, timeout: float | None
     ) -> pb.UpdateSnapshotResponse:
         """Send `state` in chunks: the first replaces, the rest patch within the same epoch. A
         restart between chunks (FAILED_PRECONDITION on a later chunk's epoch) starts the replay
@@ -296,13 +194,13 @@ class SchedClient:
             return resp
 
     def _replay_once(
-        self, state: _State, deadline: float, timeout: float | None
+        self, state: DesiredState, deadline: float, timeout: float | None
     ) -> pb.UpdateSnapshotResponse:
         """One replay: a plain replace when it fits one message, else a staged replace whose
         chunks (namespaces and budgets, then nodes, then their pods) the server swaps in at
         once. A restart or a lost staged state mid-way fails a chunk (FAILED_PRECONDITION),
         never silently."""
-        chunks = _replay_chunks(state, self.retry.replay_chunk)
+        chunks = replay_chunks(state, self.retry.replay_chunk)
         staged = len(chunks) > 1
         resp: pb.UpdateSnapshotResponse | None = None
         for k, req in enumerate(chunks):
@@ -349,11 +247,7 @@ class SchedClient:
                 return False
             for pod, pl in zip(pods, placements, strict=True):
                 if pl.outcome == pb.Placement.SCHEDULED and pl.node_name:
-                    bound = pb.Pod()
-                    bound.CopyFrom(pod)
-                    bound.node_name = pl.node_name
-                    bound.ClearField("nominated_node_name")
-                    self._state.pods[pod.uid] = bound
+                    self._state.bind(pod, pl.node_name)
             return True
 
     # ---- scheduling ---------------------------------------------------------------------------
@@ -424,30 +318,18 @@ class SchedClient:
         """Schedule batches over one stream, yielding each batch's placements in order. If the
         stream breaks (UNAVAILABLE) or the server restarted, the unanswered batches are sent
         again (idempotent per uid) through `schedule`, and streaming resumes after them."""
-        source = iter(batches)
-        source_lock = threading.Lock()  # one stream attempt pulls from `source` at a time
-        exhausted = threading.Event()
+        source = BatchSource(batches)
 
-        def requests(
-            pending: deque[list[pb.Pod]], dead: threading.Event
-        ) -> Iterator[pb.ScheduleRequest]:
-            while True:
-                with source_lock:
-                    if dead.is_set():
-                        return
-                    try:
-                        b = list(next(source))
-                    except StopIteration:
-                        exhausted.set()
-                        return
-                    pending.append(b)
-                yield pb.ScheduleRequest(cluster=self.cluster, pods=b, dry_run=dry_run)
+        def request(b: list[pb.Pod]) -> pb.ScheduleRequest:
+            return pb.ScheduleRequest(cluster=self.cluster, pods=b, dry_run=dry_run)
 
         while True:
             seen = self._epoch
             pending: deque[list[pb.Pod]] = deque()
             dead = threading.Event()
-            call = self._stub.ScheduleStream(requests(pending, dead), metadata=self._metadata)
+            call = self._stub.ScheduleStream(
+                source.requests(pending, dead, request), metadata=self._metadata
+            )
             broken = False
             try:
                 for resp in call:
@@ -466,7 +348,7 @@ class SchedClient:
                     yield placements
             except grpc.RpcError as err:
                 code = err.code()
-                if code not in (*_RETRYABLE, grpc.StatusCode.FAILED_PRECONDITION):
+                if code not in (*RETRYABLE, grpc.StatusCode.FAILED_PRECONDITION):
                     raise
                 broken = True
             finally:
@@ -474,12 +356,11 @@ class SchedClient:
                 call.cancel()
             if not broken:
                 return
-            with source_lock:  # no pull of the dead attempt is still adding to `pending`
-                left = list(pending)
+            left = source.unanswered(pending)
             # answer what the broken stream left unanswered, in order, then stream the rest
             for b in left:
                 yield self.schedule(b, dry_run=dry_run)
-            if exhausted.is_set():
+            if source.exhausted.is_set():
                 return
 
     def explain(self, pod: pb.Pod, timeout: float | None = None) -> pb.ExplainResponse:

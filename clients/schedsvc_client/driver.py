@@ -270,6 +270,21 @@ def _server_for(opts: RunOptions) -> EmbeddedServer | None:
                                          opts.feature_gates))
 
 
+def _raise_first_error(
+    name: str, clients: list[_Client], server: EmbeddedServer | None
+) -> None:
+    """A client's failure as a LoadError with the server's last words (the other clients,
+    stopped at the barrier by it, add nothing)."""
+    errors = [c.error for c in clients if c.error is not None
+              and not isinstance(c.error, threading.BrokenBarrierError)]
+    if errors:
+        err = errors[0]
+        detail = str(err.details()) if isinstance(err, grpc.Call) else str(err)
+        tail = server.stderr_tail()[-2000:] if server else ""
+        raise LoadError(f"{name}: {detail}" + (f"\nserver stderr:\n{tail}" if tail else "")
+                        ) from err
+
+
 def run(opts: RunOptions) -> Report:
     """Run the workload once; starts and stops an embedded server unless opts.target is set."""
     w = opts.workload
@@ -301,14 +316,7 @@ def run(opts: RunOptions) -> Report:
         progress.close()
         for ch in channels:
             ch.close()
-        errors = [c.error for c in clients if c.error is not None
-                  and not isinstance(c.error, threading.BrokenBarrierError)]
-        if errors:
-            err = errors[0]
-            detail = str(err.details()) if isinstance(err, grpc.Call) else str(err)
-            tail = server.stderr_tail()[-2000:] if server else ""
-            raise LoadError(f"{w.name}: {detail}" + (f"\nserver stderr:\n{tail}" if tail else "")
-                            ) from err
+        _raise_first_error(w.name, clients, server)
     finally:
         if server is not None:
             server.stop()

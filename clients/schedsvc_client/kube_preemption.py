@@ -8,8 +8,8 @@ from typing import Any
 
 from schedsvc.v1 import schedule_pb2 as pb
 
-from .kube import _parse_into
 from .kube_json import KubeObjectError, as_int, as_object, as_str, join, object_parts
+from .kube_proto import parse_into
 
 __all__ = ["set_preemption_fields", "pdb_from_kube"]
 
@@ -72,5 +72,5 @@ def pdb_from_kube(obj: Mapping[str, Any], path: str = "") -> pb.PodDisruptionBud
         disrupted_pods=sorted(disrupted),
     )
     if spec.get("selector") is not None:
-        _parse_into(out, {"selector": spec["selector"]}, join(path, "spec"))
+        parse_into(out, {"selector": spec["selector"]}, join(path, "spec"))
     return out

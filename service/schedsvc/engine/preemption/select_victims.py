@@ -29,6 +29,7 @@ from ...plugins.default_preemption import (
     priority_sum_term,
     split_by_pdb_violation,
 )
+from ...plugins.node_resources_fit import FitState
 from ..filtering import NominatedPods, filter_block
 from ..runtime import CycleState, Framework, Rejection
 from .victim_table import VictimTable
@@ -175,13 +176,14 @@ def select_resource_only(
     if len(fits) == 0:
         return out
     # reprieve, step k for every node at once
-    state = cs.states.get(_FIT)
+    state = FitState.of(cs.states)
     pods_col = snap.resource_index[PODS]
     need = np.zeros(width, dtype=np.int64)
     cols = [pods_col] if state is not None else []
     if state is not None:
         need[pods_col] = 1
-        for col, qty in state.positive:
+        for col, qty in state.requests_by_column():
+            assert col is not None  # a resource no node has fails Filter on every node
             need[col] = qty
             cols.append(col)
     colv = np.array(sorted(set(cols)), dtype=np.intp)

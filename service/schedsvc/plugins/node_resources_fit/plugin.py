@@ -15,197 +15,43 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import ConfigError
-from ..framework import Code, FilterResult, PluginTraits, PreFilterResult, Rows
-from ..framework.feature import DEFAULT_FEATURES, Features
-from ..framework.podinfo import PodInfo
-from ..framework.snapshot import BoolArray, IntArray, Snapshot
-from ..model import CPU, EPHEMERAL_STORAGE, MAX_QUANTITY, MEMORY, PODS
-from ..names import is_qualified_name
-from .resource_scoring import (
-    DEFAULT_RESOURCES,
+from ...framework import Code, FilterResult, PluginTraits, PreFilterResult, Rows
+from ...framework.feature import DEFAULT_FEATURES, Features
+from ...framework.podinfo import PodInfo
+from ...framework.snapshot import BoolArray, IntArray, Snapshot
+from ...model import CPU, EPHEMERAL_STORAGE, MAX_QUANTITY, MEMORY, PODS
+from ..resource_scoring import (
     MAX_CUSTOM_PRIORITY_SCORE,
-    ResourceSpec,
     encode_requests,
     gather,
     is_extended_resource_name,
     is_scalar_resource_name,
     least_allocated,
     most_allocated,
-    parse_resources,
-    reject_unknown_keys,
     requested_to_capacity_ratio,
 )
-from .resource_scoring_one import (
+from ..resource_scoring_one import (
     gather_one,
     least_allocated_one,
     most_allocated_one,
     requested_to_capacity_ratio_one,
 )
+from .args import LEAST_ALLOCATED, MOST_ALLOCATED, NAME, NodeResourcesFitArgs
 
 __all__ = [
-    "NAME",
-    "LEAST_ALLOCATED",
-    "MOST_ALLOCATED",
-    "REQUESTED_TO_CAPACITY_RATIO",
     "ERR_REASON_TOO_MANY_PODS",
-    "UtilizationShapePoint",
-    "NodeResourcesFitArgs",
     "NodeResourcesFit",
     "FitState",
     "insufficient_reason",
     "new",
 ]
 
-NAME = "NodeResourcesFit"
-
-LEAST_ALLOCATED = "LeastAllocated"
-MOST_ALLOCATED = "MostAllocated"
-REQUESTED_TO_CAPACITY_RATIO = "RequestedToCapacityRatio"
-_STRATEGIES = (LEAST_ALLOCATED, MOST_ALLOCATED, REQUESTED_TO_CAPACITY_RATIO)
-
 ERR_REASON_TOO_MANY_PODS = "Too many pods"
-
-_FIELD = f"pluginConfig[{NAME}].args"
 
 
 def insufficient_reason(resource: str) -> str:
     """fitsRequest's reason for a resource without room: "Insufficient <name>"."""
     return f"Insufficient {resource}"
-
-
-# ---- args ------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class UtilizationShapePoint:
-    utilization: int  # 0..100
-    score: int  # 0..10 (MaxCustomPriorityScore)
-
-
-@dataclass(frozen=True, slots=True)
-class NodeResourcesFitArgs:
-    """kube's NodeResourcesFitArgs after defaulting (v1 SetDefaults_NodeResourcesFitArgs)."""
-
-    ignored_resources: frozenset[str] = frozenset()
-    ignored_resource_groups: frozenset[str] = frozenset()
-    strategy: str = LEAST_ALLOCATED
-    resources: tuple[ResourceSpec, ...] = DEFAULT_RESOURCES
-    shape: tuple[UtilizationShapePoint, ...] = ()
-
-    def __post_init__(self) -> None:
-        """ValidateNodeResourcesFitArgs, plus the shape NewFit needs for the ratio strategy."""
-        for i, res in enumerate(sorted(self.ignored_resources)):
-            if not is_qualified_name(res):
-                raise ConfigError(f"{_FIELD}.ignoredResources[{i}]", f"invalid name {res!r}")
-        for i, group in enumerate(sorted(self.ignored_resource_groups)):
-            f = f"{_FIELD}.ignoredResourceGroups[{i}]"
-            if "/" in group:
-                raise ConfigError(f, "resource group name can't contain '/'")
-            if not is_qualified_name(group):
-                raise ConfigError(f, f"invalid name {group!r}")
-        sf = f"{_FIELD}.scoringStrategy"
-        if self.strategy not in _STRATEGIES:
-            supported = ", ".join(f'"{s}"' for s in _STRATEGIES)
-            raise ConfigError(
-                f"{sf}.type", f'Unsupported value: "{self.strategy}": supported values: {supported}'
-            )
-        for i, r in enumerate(self.resources):
-            if r.weight <= 0 or r.weight > 100:
-                raise ConfigError(
-                    f"{sf}.resources[{i}].weight",
-                    f"resource weight of {r.name} not in valid range (0, 100]",
-                )
-        shape_field = f"{sf}.requestedToCapacityRatio.shape"
-        if self.strategy == REQUESTED_TO_CAPACITY_RATIO and not self.shape:
-            raise ConfigError(shape_field, "at least one point must be specified")
-        for i in range(1, len(self.shape)):
-            if self.shape[i - 1].utilization >= self.shape[i].utilization:
-                raise ConfigError(
-                    f"{shape_field}[{i}].utilization", "values must be sorted in increasing order"
-                )
-        for i, p in enumerate(self.shape):
-            if not 0 <= p.utilization <= 100:
-                raise ConfigError(f"{shape_field}[{i}].utilization", "not in valid range [0, 100]")
-            if not 0 <= p.score <= MAX_CUSTOM_PRIORITY_SCORE:
-                raise ConfigError(
-                    f"{shape_field}[{i}].score",
-                    f"not in valid range [0, {MAX_CUSTOM_PRIORITY_SCORE}]",
-                )
-
-    @classmethod
-    def parse(cls, args: Mapping[str, Any] | None) -> NodeResourcesFitArgs:
-        """From `pluginConfig[].args` (camelCase, as in the YAML)."""
-        if not args:
-            return cls()
-        reject_unknown_keys(
-            args,
-            ("apiVersion", "kind", "ignoredResources", "ignoredResourceGroups", "scoringStrategy"),
-            _FIELD,
-        )
-        kind = args.get("kind", "NodeResourcesFitArgs")
-        if kind != "NodeResourcesFitArgs":
-            raise ConfigError(f"{_FIELD}.kind", f"expected NodeResourcesFitArgs, got {kind!r}")
-        ignored = _string_list(args.get("ignoredResources"), f"{_FIELD}.ignoredResources")
-        groups = _string_list(args.get("ignoredResourceGroups"), f"{_FIELD}.ignoredResourceGroups")
-        strategy = args.get("scoringStrategy")
-        if strategy is None:
-            return cls(
-                ignored_resources=frozenset(ignored), ignored_resource_groups=frozenset(groups)
-            )
-        sf = f"{_FIELD}.scoringStrategy"
-        if not isinstance(strategy, Mapping):
-            raise ConfigError(sf, f"must be an object, got {strategy!r}")
-        reject_unknown_keys(strategy, ("type", "resources", "requestedToCapacityRatio"), sf)
-        stype = strategy.get("type", "")
-        if not isinstance(stype, str):
-            raise ConfigError(f"{sf}.type", f"must be a string, got {stype!r}")
-        resources = parse_resources(strategy.get("resources"), f"{sf}.resources")
-        shape: tuple[UtilizationShapePoint, ...] = ()
-        rtcr = strategy.get("requestedToCapacityRatio")
-        if rtcr is not None:
-            rf = f"{sf}.requestedToCapacityRatio"
-            if not isinstance(rtcr, Mapping):
-                raise ConfigError(rf, f"must be an object, got {rtcr!r}")
-            reject_unknown_keys(rtcr, ("shape",), rf)
-            shape = _parse_shape(rtcr.get("shape"), f"{rf}.shape")
-        return cls(
-            ignored_resources=frozenset(ignored),
-            ignored_resource_groups=frozenset(groups),
-            strategy=stype,
-            resources=resources,
-            shape=shape,
-        )
-
-
-def _string_list(value: Any, field: str) -> list[str]:
-    if value is None:
-        return []
-    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-        raise ConfigError(field, f"must be a list of strings, got {value!r}")
-    return list(value)
-
-
-def _parse_shape(value: Any, field: str) -> tuple[UtilizationShapePoint, ...]:
-    if value is None:
-        return ()
-    if not isinstance(value, list):
-        raise ConfigError(field, f"must be a list, got {value!r}")
-    points: list[UtilizationShapePoint] = []
-    for i, item in enumerate(value):
-        f = f"{field}[{i}]"
-        if not isinstance(item, Mapping):
-            raise ConfigError(f, f"must be an object, got {item!r}")
-        reject_unknown_keys(item, ("utilization", "score"), f)
-        u, s = item.get("utilization", 0), item.get("score", 0)
-        for key, v in (("utilization", u), ("score", s)):
-            if isinstance(v, bool) or not isinstance(v, int):
-                raise ConfigError(f"{f}.{key}", f"must be an integer, got {v!r}")
-        points.append(UtilizationShapePoint(u, s))
-    return tuple(points)
-
-
-# ---- plugin ----------------------------------------------------------------------------------
 
 
 @dataclass(frozen=True, slots=True)
@@ -224,6 +70,19 @@ class FitState:
     # (name, column, quantity) of ignored resources the pod requests: not checked against
     # allocatable (kube), but a node's summed usage must stay in int64 (ours)
     ignored: tuple[tuple[str, int, int], ...] = ()
+
+    @staticmethod
+    def of(states: Mapping[str, object]) -> FitState | None:
+        """The state Fit's PreFilter left among a cycle's per-plugin states; None when it did
+        not run (the profile lacks Fit, or its preFilter is disabled)."""
+        state = states.get(NAME)
+        return state if isinstance(state, FitState) else None
+
+    def requests_by_column(self) -> tuple[tuple[int | None, int], ...]:
+        """(column, quantity) of each resource the pod requests a positive amount of and Fit
+        checks against allocatable (column None: no node has it); what preemption's reprieve
+        must keep room for besides one pod slot."""
+        return self.positive
 
 
 class NodeResourcesFit:
