@@ -25,7 +25,7 @@ __all__ = [
     "num_feasible_nodes_to_find",
     "Diagnosis",
     "FilterOutcome",
-    "find_nodes_that_fit",
+    "find_nodes_that_pass_filters",
     "fit_error_message",
     "NominatedPods",
     "filter_block",
@@ -100,15 +100,17 @@ def _go_list(items: list[str]) -> str:
     return "[" + " ".join(items) + "]"
 
 
-def fit_error_message(num_all_nodes: int, diagnosis: Diagnosis) -> str:
-    """kube's FitError.Error(): reasons histogram sorted as strings, "count reason"."""
+def fit_error_message(num_all_nodes: int, diagnosis: Diagnosis, post_filter_msg: str = "") -> str:
+    """kube's FitError.Error(): reasons histogram sorted as strings, "count reason", then the
+    PostFilter message if any."""
     msg = f"0/{num_all_nodes} nodes are available:"
     if diagnosis.pre_filter_msg:
-        return msg + f" {diagnosis.pre_filter_msg}."
-    parts = sorted(f"{v} {k}" for k, v in diagnosis.reason_counts().items())
-    if parts:
-        msg += " " + ", ".join(parts) + "."
-    return msg
+        msg += f" {diagnosis.pre_filter_msg}."
+    else:
+        parts = sorted(f"{v} {k}" for k, v in diagnosis.reason_counts().items())
+        if parts:
+            msg += " " + ", ".join(parts) + "."
+    return f"{msg} {post_filter_msg}" if post_filter_msg else msg
 
 
 @dataclass(slots=True)
@@ -129,7 +131,7 @@ class NominatedPods:
 
 
 
-def find_nodes_that_fit(
+def find_nodes_that_pass_filters(
     fw: Framework,
     cs: CycleState,
     pod: PodInfo,
