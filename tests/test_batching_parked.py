@@ -1,4 +1,4 @@
-"""Parked batch states (engine/batching/parked.py): runs of a few Deployments interleaved, each resumed
+"""Parked batch states (engine/batching/parked): runs of a few Deployments interleaved, each resumed
 from the cache its interrupted run left, must place and score every pod as the full cycles
 of batching off do, whatever happens between the runs: pods of other signatures assumed on
 the cache's nodes, churn, a pod with pod anti-affinity, another profile's pods, dry runs,

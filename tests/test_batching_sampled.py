@@ -183,8 +183,8 @@ def test_the_window_is_the_filter_stages_feasible_nodes_and_processed_count(
     """For any feasible pattern, start index and number to find (N equal to the feasible count
     included), the window and its `processed` are what find_nodes_that_pass_filters returns: the
     first window evaluated alone (pieces of 2N from the start), the rest at the next."""
-    from schedsvc.engine.filtering import find_nodes_that_pass_filters
     from schedsvc.engine.batching.window_cache import WindowCache
+    from schedsvc.engine.filtering import find_nodes_that_pass_filters
     from schedsvc.framework.podinfo import pod_info
 
     n = len(feasible)
