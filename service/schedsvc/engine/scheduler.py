@@ -1,9 +1,10 @@
-"""Per-cluster state (kube's scheduler.go and its cache): the snapshot, the cycle counter, the
+"""Per-cluster state (kube's scheduler.go and its cache): the snapshot, the cycle cursor, the
 batch state per profile, the lock; snapshot updates; the engine holding every cluster.
 
 One `Cluster` per named cluster. Every operation on it runs under its lock, so the snapshot is
 immutable for the duration of a cycle; different clusters run in parallel. The cycle itself is
-`schedule_one.py`, Explain is `explain.py`.
+`schedule_one.py` (handed the cursor and a CycleEnv, never the cluster), Explain is
+`explain.py`; what an update invalidates in the batch state is `batching/cluster_batches.py`.
 """
 
 from __future__ import annotations
