@@ -142,6 +142,15 @@ class Cluster:
         return UpdateResult(snap.generation, snap.num_nodes, len(snap.pods), self.engine.epoch)
 
     # ---- scheduling ---------------------------------------------------------------------------
+    def _env(self) -> CycleEnv:
+        """What the cycles of one request read (the lock held: the snapshot stays)."""
+        e = self.engine
+        return CycleEnv(
+            self.snapshot, self.batches, e.frameworks, e.observer,
+            e.config.percentage_of_nodes_to_score, e.executor, e.config.parallelism,
+            e.max_nominated_pods,
+        )
+
     def schedule(
         self, pods: Sequence[Pod], dry_run: bool = False,
         should_continue: Callable[[], bool] | None = None,
@@ -188,15 +197,6 @@ class Cluster:
             if self.damaged:
                 self._refuse_damaged()
             return explain(self._env(), pod)
-
-    def _env(self) -> CycleEnv:
-        """What the cycles of one request read (the lock held: the snapshot stays)."""
-        e = self.engine
-        return CycleEnv(
-            self.snapshot, self.batches, e.frameworks, e.observer,
-            e.config.percentage_of_nodes_to_score, e.executor, e.config.parallelism,
-            e.max_nominated_pods,
-        )
 
 
 class Engine:

@@ -267,7 +267,7 @@ class OpportunisticBatch:
         self.state = st
         self._churn.reset()
         st.recheck_rows(self.fw, info, snap, cs, live, -1, True)
-        st.created = self.clock()  # every row that changed is re-evaluated: as fresh as new
+        st.renew(self.clock())
         self.resumed_runs += 1
         return self._still_hintable(True, st.nlive)
 

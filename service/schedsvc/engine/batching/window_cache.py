@@ -89,6 +89,10 @@ class WindowCache:
                self.known, *self.raw.values()]
         return sum(a.nbytes for a in own) + sum(array_bytes(s) for _, s, _ in self.windowed)
 
+    def renew(self, now: float) -> None:
+        """Every row that changed since it was parked was re-evaluated: as fresh as new."""
+        self.created = now
+
     @classmethod
     def pending_for(cls, signature: bytes, created: float) -> WindowCache:
         """A cache for `signature` to be built (`new`) when the next pod asks for a hint."""
