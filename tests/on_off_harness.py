@@ -13,7 +13,7 @@ from schedsvc.errors import InvalidArgument
 
 def record(p: Any, c: Any) -> dict[str, Any]:
     d = {f.name: getattr(p, f.name) for f in dataclasses.fields(p)}
-    d["start"] = c.next_start_index
+    d["start"] = c.cursor.next_start_index
     return d
 
 

@@ -197,7 +197,7 @@ def test_pod_failed_flushes_when_the_last_cycle_did_not_succeed() -> None:
     b = c.batches["default-scheduler"]
     last = b.last.cycle
     b.store_failure(last + 1)
-    hint = b.get_node_hint(pod_info(small("a2")), c.snapshot, last + 2, c.rng, 0, 4)
+    hint = b.get_node_hint(pod_info(small("a2")), c.snapshot, last + 2, c.cursor.rng, 0, 4)
     assert hint.row is None
     assert flushes(reg, "pod_failed") == 1
 

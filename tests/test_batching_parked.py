@@ -1,4 +1,4 @@
-"""Parked batch states (engine/parked.py): runs of a few Deployments interleaved, each resumed
+"""Parked batch states (engine/batching/parked): runs of a few Deployments interleaved, each resumed
 from the cache its interrupted run left, must place and score every pod as the full cycles
 of batching off do, whatever happens between the runs: pods of other signatures assumed on
 the cache's nodes, churn, a pod with pod anti-affinity, another profile's pods, dry runs,
@@ -161,8 +161,8 @@ def test_an_anti_affinity_pod_between_runs_drops_the_parked_caches() -> None:
 
 
 def test_rows_are_journaled_only_while_a_cache_is_parked() -> None:
-    from schedsvc.engine.parked import MAX_JOURNAL, ParkedStates
-    from schedsvc.engine.window_cache import WindowCache
+    from schedsvc.engine.batching.parked import MAX_JOURNAL, ParkedStates
+    from schedsvc.engine.batching.window_cache import WindowCache
 
     p = ParkedStates()
     alive = np.ones(10, dtype=np.bool_)
@@ -211,7 +211,7 @@ def test_a_return_when_every_parked_slot_is_taken_resumes_the_oldest() -> None:
     """MAX_PARKED + 1 Deployments round-robin: when the first comes back, parking the
     interrupted run pushes the oldest parked cache out, which is the returning one. It must
     be taken before (this raised an AssertionError out of Schedule)."""
-    from schedsvc.engine.parked import MAX_PARKED
+    from schedsvc.engine.batching.parked import MAX_PARKED
 
     cluster = [node(f"n{i}", cpu=64_000, labels={ZONE_KEY: "abc"[i % 3]}) for i in range(120)]
     steps = [
@@ -329,7 +329,7 @@ def play_rough(
     rescore: bool = True,
 ) -> tuple[list[Any], int]:
     """(uid, node, outcome, score, nomination) per pod attempted, and the runs resumed."""
-    from schedsvc.engine import parked
+    from schedsvc.engine.batching import parked
     from schedsvc.framework.selector_counts import SelectorCounts
 
     cfg = config(knobs["pct"])
@@ -408,8 +408,8 @@ def test_a_resume_filters_with_the_returning_pods_own_prefilter() -> None:
 def test_parked_caches_are_bounded_in_bytes(monkeypatch: Any) -> None:
     """A big cluster's caches are big: the oldest go once the parked bytes pass the budget,
     and a cache counts its plugins' window-state arrays too."""
-    from schedsvc.engine import parked
-    from schedsvc.engine.window_cache import WindowCache
+    from schedsvc.engine.batching import parked
+    from schedsvc.engine.batching.window_cache import WindowCache
     from schedsvc.plugins.pod_topology_spread.window import WindowState
 
     monkeypatch.setattr(parked, "MAX_PARKED_BYTES", 20_000)

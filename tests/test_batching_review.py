@@ -255,7 +255,7 @@ def test_a_profile_without_identity_scores_picks_by_the_uniform_constant_alone()
 
 def test_one_shape_token_across_two_profiles() -> None:
     """Pods sharing a shape token but not a profile: the PodInfo is reused across the
-    profiles (Cluster.last_info) while each profile's batch state signs the pod itself."""
+    profiles (CycleCursor.last_info) while each profile's batch state signs the pod itself."""
     token = object()
 
     def equal(uid: str, profile: str) -> Any:

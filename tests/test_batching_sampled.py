@@ -162,10 +162,10 @@ def test_the_window_is_the_filter_stages_feasible_nodes_and_processed_count(
     feasible: list[bool], data: st.DataObject,
 ) -> None:
     """For any feasible pattern, start index and number to find (N equal to the feasible count
-    included), the window and its `processed` are what find_nodes_that_fit returns: the
+    included), the window and its `processed` are what find_nodes_that_pass_filters returns: the
     first window evaluated alone (pieces of 2N from the start), the rest at the next."""
-    from schedsvc.engine.filtering import find_nodes_that_fit
-    from schedsvc.engine.window_cache import WindowCache
+    from schedsvc.engine.batching.window_cache import WindowCache
+    from schedsvc.engine.filtering import find_nodes_that_pass_filters
     from schedsvc.framework.podinfo import pod_info
 
     n = len(feasible)
@@ -184,7 +184,7 @@ def test_the_window_is_the_filter_stages_feasible_nodes_and_processed_count(
     for _ in range(5):
         start = data.draw(st.integers(0, n - 1))
         to_find = data.draw(st.sampled_from(sorted({1, max(m - 1, 1), max(m, 1), m + 1, n})))
-        fo = find_nodes_that_fit(fw, cs, info, snap, start, to_find, None, 1)
+        fo = find_nodes_that_pass_filters(fw, cs, info, snap, start, to_find, None, 1)
         win = cache.window(fw, info, snap, cs, start, to_find)
         assert win.rows.tolist() == fo.feasible.tolist()
         assert win.processed == fo.processed

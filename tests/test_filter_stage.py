@@ -49,7 +49,7 @@ def test_round_robin_start_moves_by_the_nodes_processed() -> None:
         assert p.nodes_evaluated == 100 and p.nodes_feasible == 100
         # every node ties on an empty cluster: the choice is inside this cycle's window
         assert 100 * k <= int(p.node_name[1:]) < 100 * (k + 1)
-        assert c.next_start_index == 100 * (k + 1)
+        assert c.cursor.next_start_index == 100 * (k + 1)
 
 
 def test_evaluation_stops_at_the_nth_feasible_node_and_diagnoses_only_those_visited() -> None:
@@ -59,7 +59,7 @@ def test_evaluation_stops_at_the_nth_feasible_node_and_diagnoses_only_those_visi
     out, _ = c.schedule([pod("p", cpu=500)])
     assert out[0].nodes_feasible == 100
     assert out[0].nodes_evaluated == 200
-    assert c.next_start_index == 200
+    assert c.cursor.next_start_index == 200
 
 
 def test_the_same_seed_gives_the_same_placements() -> None:
@@ -199,7 +199,7 @@ def test_nodes_to_find_are_counted_from_the_nodes_prefilter_left() -> None:
     )
     out, _ = c.schedule([pod("p", affinity=Affinity(node_affinity=NodeAffinity(required=terms)))])
     assert out[0].nodes_feasible == 125  # 250 * 50 / 100, not 300 * 50 / 100
-    assert c.next_start_index == 125
+    assert c.cursor.next_start_index == 125
 
 
 def test_a_profile_without_score_plugins_wants_one_feasible_node() -> None:

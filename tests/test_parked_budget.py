@@ -1,4 +1,4 @@
-"""The server-wide budget of parked batch states (engine/parked.py ParkedBudget): every cluster
+"""The server-wide budget of parked batch states (batching/parked.py ParkedBudget): every cluster
 and profile of a server parks within one bound, a profile over it evicts its own oldest and then
 parks nothing, a deleted cluster gives its bytes back, and placements never depend on it.
 """
@@ -13,9 +13,9 @@ import numpy as np
 import pytest
 
 from schedsvc.config import parse_config
-from schedsvc.engine import parked
+from schedsvc.engine.batching import parked
+from schedsvc.engine.batching.window_cache import WindowCache
 from schedsvc.engine.scheduler import Engine, SnapshotUpdate
-from schedsvc.engine.window_cache import WindowCache
 from tests.batching_play import ZONE_KEY, config, deployment
 from tests.builders import node, pod
 

@@ -1,28 +1,29 @@
 """Explain: every node's verdict for a pod, as a full unsampled cycle would give it.
 
-kube has no such call; it runs the cycle's steps (PreFilter, find_nodes_that_fit over every
-node, prioritize_nodes, PostFilter with all candidates) and reports each node instead of
-placing the pod.
+kube has no such call; it runs the cycle's stages (schedule_pod.py's pre_filter, the filter
+stage over every node, prioritize_nodes, and PostFilter with all candidates) and reports each
+node instead of placing the pod.
 """
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..framework.podinfo import pod_info
+from ..framework import Rows
+from ..framework.podinfo import PodInfo, pod_info
+from ..framework.snapshot import Snapshot
 from ..model import Pod
-from .filtering import find_nodes_that_fit, fit_error_message, prefilter_rejection
-from .nomination_bound import has_room, refused
-from .preemption import Candidate, preempt
+from .cycle_context import CycleEnv
+from .filtering import Diagnosis, find_nodes_that_pass_filters, fit_error_message
+from .nomination_bound import preempt_within_bound
+from .preemption import Candidate, PreemptionResult
+from .runtime import Framework
 from .runtime_nominated import nominated_pods
-from .schedule_one import NO_NODES_AVAILABLE, prioritize_nodes
-
-if TYPE_CHECKING:
-    from .scheduler import Cluster
+from .schedule_one import NO_NODES_AVAILABLE
+from .schedule_pod import pre_filter, prioritize_nodes
+from .select_host import best_positions
 
 __all__ = ["NodeExplanation", "Explanation", "explain"]
 
@@ -48,29 +49,45 @@ class Explanation:
     nominated_node: str = ""
 
 
-def explain(c: Cluster, pod: Pod) -> Explanation:
+def explain(env: CycleEnv, pod: Pod) -> Explanation:
     """Every node's verdict; consumes no cycle, assumes nothing, leaves batch state alone.
     The caller holds the cluster's lock."""
-    snap = c.snapshot
-    fw = c.engine.frameworks.get(pod.scheduler_name)
+    snap = env.snapshot
+    fw = env.frameworks.get(pod.scheduler_name)
     if fw is None:
         return Explanation(
             pod.scheduler_name, (), "",
             f"no profile serves schedulerName {pod.scheduler_name!r}",
         )
     info = pod_info(pod)
-    cs = fw.run_pre_filter(info, snap)
-    order = snap.order
+    cs, diag = pre_filter(fw, info, snap)
     nominated = nominated_pods(fw, snap, info)
-    if cs.rejected is not None:
-        diag = prefilter_rejection(cs, snap)
-        feasible = np.zeros(0, dtype=np.intp)
-    else:
-        fo = find_nodes_that_fit(
-            fw, cs, info, snap, 0, len(order), None, 1, nominated
+    feasible: Rows = np.zeros(0, dtype=np.intp)
+    if diag is None:  # every node, from the first, none of them sampled away
+        fo = find_nodes_that_pass_filters(
+            fw, cs, info, snap, 0, len(snap.order), None, 1, nominated
         )
         diag, feasible = fo.diagnosis, fo.feasible
-    per_row = diag.per_row()
+    nodes, chosen = _verdicts(fw, info, snap, feasible, diag)
+    post = None
+    if len(feasible) == 0 and snap.num_nodes and fw.profile.preemption is not None:
+        post, _ = preempt_within_bound(
+            snap, fw, cs, info, diag, fw.profile.preemption,
+            None if cs.rejected is not None else nominated, None, env.max_nominated_pods,
+            all_candidates=True,
+        )
+    return Explanation(
+        fw.name, nodes, chosen, _message(snap, feasible, diag, post),
+        post.candidates if post is not None else (),
+        post.nominated_node if post is not None else "",
+    )
+
+
+def _verdicts(
+    fw: Framework, info: PodInfo, snap: Snapshot, feasible: Rows, diag: Diagnosis
+) -> tuple[tuple[NodeExplanation, ...], str]:
+    """Each node's explanation in visiting order, and the node the cycle would choose (the
+    first of the best, where the cycle draws among them)."""
     scores: dict[int, dict[str, tuple[int, int]]] = {}
     totals: dict[int, int] = {}
     chosen = ""
@@ -81,41 +98,32 @@ def explain(c: Cluster, pod: Pod) -> Explanation:
                 name: (int(arr[i]), fw.weights[name]) for name, arr in sr.per_plugin.items()
             }
             totals[row] = int(sr.totals[i])
-        best = int(sr.totals.max())
-        chosen = snap.node(int(feasible[int(np.argmax(sr.totals == best))])).name
+        _, ties = best_positions(sr.totals)
+        chosen = snap.node(int(feasible[int(ties[0])])).name
     elif len(feasible) == 1:
         chosen = snap.node(int(feasible[0])).name
-    nodes = []
+    per_row = diag.per_row()
     feasible_set = set(feasible.tolist())
-    for row in order.tolist():
+    nodes = []
+    for row in snap.order.tolist():
         name = snap.node(row).name
         if row in feasible_set:
             nodes.append(
-                NodeExplanation(
-                    name, True, scores=scores.get(row, {}), total=totals.get(row, 0)
-                )
+                NodeExplanation(name, True, scores=scores.get(row, {}), total=totals.get(row, 0))
             )
         else:
             plugin, reasons = per_row.get(row, ("", []))
             nodes.append(NodeExplanation(name, False, plugin, tuple(reasons)))
+    return tuple(nodes), chosen
+
+
+def _message(
+    snap: Snapshot, feasible: Rows, diag: Diagnosis, post: PreemptionResult | None
+) -> str:
+    """The message Schedule would give: none when a node fits, else the FitError with
+    PostFilter's message."""
     if snap.num_nodes == 0:
-        msg = NO_NODES_AVAILABLE
-    else:
-        msg = "" if len(feasible) else fit_error_message(snap.num_nodes, diag)
-    post = None
-    if len(feasible) == 0 and snap.num_nodes and fw.profile.preemption is not None:
-        post = preempt(
-            snap, fw, cs, info, diag, fw.profile.preemption,
-            None if cs.rejected is not None else nominated, None, all_candidates=True,
-        )
-        bound = c.engine.max_nominated_pods
-        if post.nominated_node and not has_room(snap, info.uid, bound):
-            # as Schedule answers: no nomination beyond the bound (the candidates still show)
-            post = dataclasses.replace(refused(post, bound), candidates=post.candidates)
-        if post.message:
-            msg += " " + post.message
-    return Explanation(
-        fw.name, tuple(nodes), chosen, msg,
-        post.candidates if post is not None else (),
-        post.nominated_node if post is not None else "",
-    )
+        return NO_NODES_AVAILABLE
+    if len(feasible):
+        return ""
+    return fit_error_message(snap.num_nodes, diag, post.message if post is not None else "")

@@ -25,7 +25,7 @@ __all__ = [
     "num_feasible_nodes_to_find",
     "Diagnosis",
     "FilterOutcome",
-    "find_nodes_that_fit",
+    "find_nodes_that_pass_filters",
     "fit_error_message",
     "NominatedPods",
     "filter_block",
@@ -100,15 +100,17 @@ def _go_list(items: list[str]) -> str:
     return "[" + " ".join(items) + "]"
 
 
-def fit_error_message(num_all_nodes: int, diagnosis: Diagnosis) -> str:
-    """kube's FitError.Error(): reasons histogram sorted as strings, "count reason"."""
+def fit_error_message(num_all_nodes: int, diagnosis: Diagnosis, post_filter_msg: str = "") -> str:
+    """kube's FitError.Error(): reasons histogram sorted as strings, "count reason", then the
+    PostFilter message if any."""
     msg = f"0/{num_all_nodes} nodes are available:"
     if diagnosis.pre_filter_msg:
-        return msg + f" {diagnosis.pre_filter_msg}."
-    parts = sorted(f"{v} {k}" for k, v in diagnosis.reason_counts().items())
-    if parts:
-        msg += " " + ", ".join(parts) + "."
-    return msg
+        msg += f" {diagnosis.pre_filter_msg}."
+    else:
+        parts = sorted(f"{v} {k}" for k, v in diagnosis.reason_counts().items())
+        if parts:
+            msg += " " + ", ".join(parts) + "."
+    return f"{msg} {post_filter_msg}" if post_filter_msg else msg
 
 
 @dataclass(slots=True)
@@ -129,7 +131,7 @@ class NominatedPods:
 
 
 
-def find_nodes_that_fit(
+def find_nodes_that_pass_filters(
     fw: Framework,
     cs: CycleState,
     pod: PodInfo,
@@ -145,36 +147,13 @@ def find_nodes_that_fit(
     Rows in `nominated.rows` are judged by its two-pass check instead of the plain chain.
     """
     diag = Diagnosis()
-    order = snap.order
-    if cs.allowed is not None:
-        allowed_rows = np.fromiter(
-            (r for n in cs.allowed if (r := snap.row_of(n)) is not None), dtype=np.intp
-        )
-        mask = np.zeros(snap.capacity, dtype=np.bool_)
-        mask[allowed_rows] = True
-        diag.absent_rows = order[~mask[order]]
-        diag.absent_plugins = tuple(cs.narrowed_by)
-        order = order[mask[order]]
+    order = _narrowed_order(cs, snap, diag)
     n = len(order)
     if n == 0:
         return FilterOutcome(np.zeros(0, dtype=np.intp), 0, diag)
     start %= n
     visit = np.concatenate((order[start:], order[:start])) if start else order
-
-    par = max(parallelism, 1)
-    # the nominated two-pass check adds pods to the snapshot for a moment: never concurrently
-    threaded = (
-        executor is not None and par > 1 and nominated is None
-        and -(-n // par) >= THREAD_PIECE_MIN_ROWS
-    )
-    if threaded:
-        piece = -(-n // par)
-        wave = par
-    else:
-        # all at once when every node must be visited; else pieces sized to the target
-        piece = n if num_to_find >= n else max(INLINE_PIECE_MIN_ROWS, 2 * num_to_find)
-        wave = 1
-    bounds = [(i, min(i + piece, n)) for i in range(0, n, piece)]
+    threaded, bounds, wave = _pieces(n, num_to_find, executor, parallelism, nominated)
     found: list[Rows] = []
     found_count = 0
     processed = 0
@@ -205,6 +184,44 @@ def find_nodes_that_fit(
             _record(diag, res, None)
     feasible = np.concatenate(found) if found else np.zeros(0, dtype=np.intp)
     return FilterOutcome(feasible, processed, diag)
+
+
+def _narrowed_order(cs: CycleState, snap: Snapshot, diag: Diagnosis) -> Rows:
+    """The visiting order, less the nodes a PreFilterResult left out (recorded in `diag`)."""
+    order = snap.order
+    if cs.allowed is None:
+        return order
+    allowed_rows = np.fromiter(
+        (r for n in cs.allowed if (r := snap.row_of(n)) is not None), dtype=np.intp
+    )
+    mask = np.zeros(snap.capacity, dtype=np.bool_)
+    mask[allowed_rows] = True
+    diag.absent_rows = order[~mask[order]]
+    diag.absent_plugins = tuple(cs.narrowed_by)
+    narrowed: Rows = order[mask[order]]
+    return narrowed
+
+
+def _pieces(
+    n: int, num_to_find: int, executor: ThreadPoolExecutor | None, parallelism: int,
+    nominated: NominatedPods | None,
+) -> tuple[bool, list[tuple[int, int]], int]:
+    """How the `n` nodes are cut: whether pieces run on the pool, their bounds, and how many
+    run per wave."""
+    par = max(parallelism, 1)
+    # the nominated two-pass check adds pods to the snapshot for a moment: never concurrently
+    threaded = (
+        executor is not None and par > 1 and nominated is None
+        and -(-n // par) >= THREAD_PIECE_MIN_ROWS
+    )
+    if threaded:
+        piece = -(-n // par)
+        wave = par
+    else:
+        # all at once when every node must be visited; else pieces sized to the target
+        piece = n if num_to_find >= n else max(INLINE_PIECE_MIN_ROWS, 2 * num_to_find)
+        wave = 1
+    return threaded, [(i, min(i + piece, n)) for i in range(0, n, piece)], wave
 
 
 def filter_block(

@@ -12,17 +12,24 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+import numpy as np
+
 from ..errors import InvalidArgument
+from ..framework.podinfo import PodInfo
 from ..framework.snapshot import Snapshot
-from .preemption import PreemptionResult
+from ..plugins.default_preemption import DefaultPreemptionArgs
+from .filtering import Diagnosis, NominatedPods
+from .preemption import PreemptionResult, preempt
+from .runtime import CycleState, Framework
 
 if TYPE_CHECKING:
-    from .scheduler import SnapshotUpdate
+    from .update_types import SnapshotUpdate
 
 __all__ = [
     "DEFAULT_MAX_NOMINATED_PODS",
     "check_update",
     "has_room",
+    "preempt_within_bound",
     "refused",
 ]
 
@@ -77,4 +84,18 @@ def refused(res: PreemptionResult, bound: int) -> PreemptionResult:
         eligible=res.eligible,
         message=f"preemption: not nominated: the cluster holds {bound} nominated pods, "
         f"{_limit_text(bound)}.",
+        candidates=res.candidates,  # Explain still shows them
     )
+
+
+def preempt_within_bound(
+    snap: Snapshot, fw: Framework, cs: CycleState, info: PodInfo, diag: Diagnosis,
+    args: DefaultPreemptionArgs, nominated: NominatedPods | None,
+    rng: np.random.Generator | None, bound: int, all_candidates: bool = False,
+) -> tuple[PreemptionResult, bool]:
+    """DefaultPreemption's dry run (`preempt`) and whether its nomination was refused for
+    want of room under `bound`: the one PostFilter step Schedule and Explain share."""
+    res = preempt(snap, fw, cs, info, diag, args, nominated, rng, all_candidates)
+    if res.nominated_node and not has_room(snap, info.uid, bound):
+        return refused(res, bound), True
+    return res, False

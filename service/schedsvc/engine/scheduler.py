@@ -1,9 +1,10 @@
-"""Per-cluster state (kube's scheduler.go and its cache): the snapshot, the cycle counter, the
+"""Per-cluster state (kube's scheduler.go and its cache): the snapshot, the cycle cursor, the
 batch state per profile, the lock; snapshot updates; the engine holding every cluster.
 
 One `Cluster` per named cluster. Every operation on it runs under its lock, so the snapshot is
 immutable for the duration of a cycle; different clusters run in parallel. The cycle itself is
-`schedule_one.py`, Explain is `explain.py`.
+`schedule_one.py` (handed the cursor and a CycleEnv, never the cluster), Explain is
+`explain.py`; what an update invalidates in the batch state is `batching/cluster_batches.py`.
 """
 
 from __future__ import annotations
@@ -12,7 +13,6 @@ import threading
 import uuid
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
 
 import numpy as np
 
@@ -20,18 +20,19 @@ from ..config import SchedulerConfig
 from ..errors import FailedPrecondition, ResourceExhausted
 from ..framework.podinfo import PodInfo
 from ..framework.snapshot import Snapshot
-from ..model import Namespace, Node, Pod, PodDisruptionBudget
+from ..model import Pod
 from ..plugins.registry import Registry, in_tree_registry
-from .batch import OpportunisticBatch
+from .batching import DEFAULT_SERVER_PARKED_BYTES, ClusterBatches, ParkedBudget
+from .cycle_context import CycleCursor, CycleEnv
 from .explain import Explanation, explain
 from .nomination_bound import DEFAULT_MAX_NOMINATED_PODS, check_update
 from .observer import NULL_OBSERVER, Observer
-from .parked import DEFAULT_SERVER_PARKED_BYTES, ParkedBudget
 from .runtime import Framework
 from .schedule_one import Placement, schedule_one
 from .staged import STAGED_IDLE_SECONDS, StagedReplace
 from .update_apply import apply_update
 from .update_check import validate_update
+from .update_types import SnapshotUpdate, UpdateResult
 
 __all__ = [
     "SnapshotUpdate",
@@ -39,32 +40,6 @@ __all__ = [
     "Cluster",
     "Engine",
 ]
-
-
-@dataclass(frozen=True, slots=True)
-class SnapshotUpdate:
-    replace: bool = False
-    upsert_nodes: Sequence[Node] = ()
-    remove_nodes: Sequence[str] = ()
-    upsert_pods: Sequence[Pod] = ()
-    remove_pods: Sequence[str] = ()
-    upsert_namespaces: Sequence[Namespace] = ()
-    expected_generation: int = 0
-    expected_epoch: str = ""
-    upsert_pod_disruption_budgets: Sequence[PodDisruptionBudget] = ()
-    remove_pod_disruption_budgets: Sequence[str] = ()  # "namespace/name"
-    stage: bool = False  # a chunk of a staged replace (staged.py)
-    staged_replace: str = ""  # the open staged replace a later chunk adds to
-    commit: bool = False  # the staged replace's last chunk: swap it in
-
-
-@dataclass(frozen=True, slots=True)
-class UpdateResult:
-    generation: int
-    nodes: int
-    pods: int
-    epoch: str
-    staged_replace: str = ""  # the open staged replace a chunk built ("" once committed)
 
 
 class Cluster:
@@ -75,16 +50,10 @@ class Cluster:
         self.engine = engine
         self.snapshot = Snapshot()
         self.lock = threading.Lock()
-        self.cycle = 0
-        self.next_start_index = 0
-        self.rng = np.random.default_rng(engine.seed)
-        self.last_info: PodInfo | None = None  # a run of equal pods shares its PodInfo facts
-        self.batches: dict[str, OpportunisticBatch] = {
-            n: OpportunisticBatch(
-                fw, engine.observer, engine.batching_enabled, parked_budget=engine.parked_budget
-            )
-            for n, fw in engine.frameworks.items()
-        }
+        self.cursor = CycleCursor(np.random.default_rng(engine.seed))
+        self.batches = ClusterBatches(
+            engine.frameworks, engine.observer, engine.batching_enabled, engine.parked_budget
+        )
         self.staged = StagedReplace(engine.staged_idle_seconds)
         # why the state is no longer whole ("" while it is): an operation ran out of memory
         # halfway through changing it. Nothing but a replace or DeleteCluster is served then,
@@ -93,8 +62,7 @@ class Cluster:
 
     def _damage(self, what: str) -> None:
         self.damaged = f"{what} ran out of memory halfway through changing it"
-        for b in self.batches.values():
-            b.on_snapshot_change(None)  # cached evaluations may name the half-changed rows
+        self.batches.invalidate()  # cached evaluations may name the half-changed rows
 
     def _refuse_damaged(self) -> None:
         raise FailedPrecondition(
@@ -141,16 +109,14 @@ class Cluster:
             # could only commit an older state over it, and meanwhile keeps the cluster refused
             self.staged.clear()
             self._swap_in(snap)
-        nodes_changed = bool(upd.upsert_nodes or upd.remove_nodes)
-        for b in self.batches.values():
-            b.on_snapshot_change(dirty, node_rows, nodes_changed)
+        self.batches.updated(upd, dirty, node_rows)
         return UpdateResult(snap.generation, snap.num_nodes, len(snap.pods), self.engine.epoch)
 
     def _swap_in(self, snap: Snapshot) -> None:
         """A replaced snapshot takes the live one's place (the caller tells the batches)."""
         snap.generation = self.snapshot.generation + 1
         self.snapshot = snap
-        self.next_start_index = 0
+        self.cursor.next_start_index = 0
 
     def _stage(self, upd: SnapshotUpdate) -> UpdateResult:
         """A chunk of a staged replace: built aside, swapped in whole at its commit."""
@@ -172,11 +138,19 @@ class Cluster:
         self.staged.clear()
         self._swap_in(snap)
         self.damaged = ""  # a whole new state
-        for b in self.batches.values():
-            b.on_snapshot_change(None, set(), True)
+        self.batches.invalidate()
         return UpdateResult(snap.generation, snap.num_nodes, len(snap.pods), self.engine.epoch)
 
     # ---- scheduling ---------------------------------------------------------------------------
+    def _env(self) -> CycleEnv:
+        """What the cycles of one request read (the lock held: the snapshot stays)."""
+        e = self.engine
+        return CycleEnv(
+            self.snapshot, self.batches, e.frameworks, e.observer,
+            e.config.percentage_of_nodes_to_score, e.executor, e.config.parallelism,
+            e.max_nominated_pods,
+        )
+
     def schedule(
         self, pods: Sequence[Pod], dry_run: bool = False,
         should_continue: Callable[[], bool] | None = None,
@@ -199,17 +173,17 @@ class Cluster:
         if self.damaged:
             self._refuse_damaged()
         out: list[Placement] = []
+        env, cursor = self._env(), self.cursor
         try:
             for p in pods:
                 if should_continue is not None and not should_continue():
                     break
-                out.append(schedule_one(self, p, dry_run))
+                out.append(schedule_one(env, cursor, p, dry_run))
         except MemoryError:
             # a pod's cycle may have stopped inside assume or a nomination; a dry run changes
             # only batch state, which dropping every cached evaluation makes whole again
             if dry_run:
-                for b in self.batches.values():
-                    b.on_snapshot_change(None)
+                self.batches.invalidate()
             else:
                 self._damage("a Schedule request")
             raise
@@ -222,7 +196,7 @@ class Cluster:
             self.staged.refuse_if_open(self.name)
             if self.damaged:
                 self._refuse_damaged()
-            return explain(self, pod)
+            return explain(self._env(), pod)
 
     # ---- for the server: a batch in slices, and a size hint ----------------------------------
     def run_slice(

@@ -22,7 +22,7 @@ from ..errors import FailedPrecondition
 from ..framework.snapshot import Snapshot
 
 if TYPE_CHECKING:
-    from .scheduler import SnapshotUpdate
+    from .update_types import SnapshotUpdate
 
 __all__ = ["STAGED_IDLE_SECONDS", "Staged", "StagedReplace"]
 

@@ -15,7 +15,7 @@ from ..framework.podinfo import PodInfo
 from ..framework.snapshot import Snapshot
 
 if TYPE_CHECKING:
-    from .scheduler import SnapshotUpdate
+    from .update_types import SnapshotUpdate
 
 __all__ = ["apply_update"]
 

@@ -17,7 +17,7 @@ from ..framework.snapshot import Snapshot
 from ..model import MAX_QUANTITY
 
 if TYPE_CHECKING:
-    from .scheduler import SnapshotUpdate
+    from .update_types import SnapshotUpdate
 
 __all__ = ["validate_update"]
 

@@ -159,21 +159,24 @@ def preempt(
         out.num_pdb_violations[cand], out.highest_priority[cand], out.priority_sum[cand],
         out.num_victims[cand], out.earliest_start[cand],
     )]) if len(cand) > 1 else int(cand[0])
-    candidates: tuple[Candidate, ...] = ()
-    if all_candidates:
-        candidates = tuple(
-            Candidate(
-                snap.node(int(out.rows[i])).name,
-                tuple(_victim(r) for r in out.victims_of(i)),
-                int(out.num_pdb_violations[i]),
-            )
-            for i in cand.tolist()
-        )
+    candidates = _candidates(snap, out, cand) if all_candidates else ()
     node = snap.node(int(out.rows[pick])).name
     victims = tuple(_victim(r) for r in out.victims_of(pick))
     return PreemptionResult(
         True, placement_message(fw.profile.features, node, len(victims)), node, victims,
         candidates,
+    )
+
+
+def _candidates(snap: Snapshot, out: NodeOutcomes, cand: Rows) -> tuple[Candidate, ...]:
+    """Every candidate (Explain), in kube's candidate-list order."""
+    return tuple(
+        Candidate(
+            snap.node(int(out.rows[i])).name,
+            tuple(_victim(r) for r in out.victims_of(i)),
+            int(out.num_pdb_violations[i]),
+        )
+        for i in cand.tolist()
     )
 
 

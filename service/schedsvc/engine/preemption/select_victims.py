@@ -111,19 +111,27 @@ def resource_only_applies(fw: Framework, cs: CycleState) -> bool:
     return True
 
 
-def select_resource_only(
-    snap: Snapshot, fw: Framework, cs: CycleState, info: PodInfo, rows: Rows,
-    nominated_extra: dict[int, IntArray], pdbs: Sequence[PodDisruptionBudget], now: int,
-) -> NodeOutcomes:
-    """Vectorized SelectVictimsOnNode over `rows` (see the module docstring for when it
-    applies). `nominated_extra`: per row, the summed request vector of the nominated pods of
-    priority >= the pod's (their pass of the two-pass filter is the binding one here)."""
-    out = _empty_outcomes(rows)
+@dataclass(slots=True)
+class _Potential:
+    """The potential victims of a block (kube: every lower-priority pod), as slots of the
+    victim table grouped by node position, in reprieve order: PDB-violating first, each part
+    by importance."""
+
+    sel: Rows  # victim-table slots
+    start: IntArray  # start times (`now` for a pod not started)
+    prio: IntArray
+    violating: BoolArray
+    gpos: Rows  # each one's node position in the block
+    counts: IntArray  # per node position: how many
+    first: IntArray  # per node position: where its group starts in `sel`
+
+
+def _potential_victims(
+    table: VictimTable, snap: Snapshot, info: PodInfo, rows: Rows,
+    pdbs: Sequence[PodDisruptionBudget], now: int,
+) -> tuple[_Potential, Rows]:
+    """The block's potential victims, and each row's position in the block (-1: not in it)."""
     n = len(rows)
-    if n == 0:
-        return out
-    table = VictimTable.for_snapshot(snap)
-    width = table.resource_width()
     used_slots = table.used
     slot_row = table.row[:used_slots]
     pos_of = np.full(snap.capacity, -1, dtype=np.int64)
@@ -148,16 +156,33 @@ def select_resource_only(
         # reprieve order: violating first, each part by importance
         order = np.lexsort((table.seq[sel], start, -prio, ~violating, gpos))
         sel, start, prio, violating = sel[order], start[order], prio[order], violating[order]
-    k = np.arange(len(sel)) - first[gpos]
-    depth = int(counts.max()) if len(sel) else 0
+    return _Potential(sel, start, prio, violating, gpos, counts, first), pos_of
+
+
+def select_resource_only(
+    snap: Snapshot, fw: Framework, cs: CycleState, info: PodInfo, rows: Rows,
+    nominated_extra: dict[int, IntArray], pdbs: Sequence[PodDisruptionBudget], now: int,
+) -> NodeOutcomes:
+    """Vectorized SelectVictimsOnNode over `rows` (see the module docstring for when it
+    applies). `nominated_extra`: per row, the summed request vector of the nominated pods of
+    priority >= the pod's (their pass of the two-pass filter is the binding one here)."""
+    out = _empty_outcomes(rows)
+    n = len(rows)
+    if n == 0:
+        return out
+    table = VictimTable.for_snapshot(snap)
+    width = table.resource_width()
+    v, pos_of = _potential_victims(table, snap, info, rows, pdbs, now)
+    k = np.arange(len(v.sel)) - v.first[v.gpos]
+    depth = int(v.counts.max()) if len(v.sel) else 0
     stack = np.zeros((n, depth, width), dtype=np.int64)
-    stack[gpos, k] = table.requests[sel, :width]
+    stack[v.gpos, k] = table.requests[v.sel, :width]
     used = snap.requested[rows, :width] - stack.sum(axis=1)
     for row, vec in nominated_extra.items():
         i = int(pos_of[row])
         if i >= 0:
             used[i, : len(vec)] += vec
-    has_victims = counts > 0
+    has_victims = v.counts > 0
     for i in np.flatnonzero(~has_victims).tolist():
         out.reasons[int(rows[i])] = [NO_VICTIMS_REASON]
     check = np.flatnonzero(has_victims)
@@ -175,7 +200,18 @@ def select_resource_only(
     fits = check[res.feasible]
     if len(fits) == 0:
         return out
-    # reprieve, step k for every node at once
+    victim = _reprieve(snap, cs, rows, fits, used, stack, v.counts)
+    _summarize_all(out, table, v, fits, victim)
+    return out
+
+
+def _reprieve(
+    snap: Snapshot, cs: CycleState, rows: Rows, fits: Rows, used: IntArray, stack: IntArray,
+    counts: IntArray,
+) -> BoolArray:
+    """Reprieve, step k for every node at once: per node of `fits` and step, whether that
+    potential victim stays a victim (the pod does not fit with it back)."""
+    depth, width = stack.shape[1], stack.shape[2]
     state = FitState.of(cs.states)
     pods_col = snap.resource_index[PODS]
     need = np.zeros(width, dtype=np.int64)
@@ -197,14 +233,23 @@ def select_resource_only(
         ok = present & (cur + add <= alloc).all(axis=1)
         cur[ok] += add[ok]
         victim[:, step] = present & ~ok
-    # the pick's summaries per node, from the victims' positions in `sel`; a node whose
-    # potential victims were all reprieved is no candidate (kube: "expected at least one")
-    vpos = (first[fits][:, None] + np.arange(depth)[None, :])[victim]
-    g = gpos[vpos]
-    vprio, vstart = prio[vpos], start[vpos]
+    return victim
+
+
+def _summarize_all(
+    out: NodeOutcomes, table: VictimTable, v: _Potential, fits: Rows, victim: BoolArray
+) -> None:
+    """The pick's summaries per node, from the victims' positions in `v.sel`; a node whose
+    potential victims were all reprieved is no candidate (kube: "expected at least one")."""
+    n, depth = len(out.rows), victim.shape[1]
+    vpos = (v.first[fits][:, None] + np.arange(depth)[None, :])[victim]
+    g = v.gpos[vpos]
+    vprio, vstart = v.prio[vpos], v.start[vpos]
     out.num_victims = np.bincount(g, minlength=n).astype(np.int64)
     out.candidate = out.num_victims > 0
-    out.num_pdb_violations = np.bincount(g, weights=violating[vpos], minlength=n).astype(np.int64)
+    out.num_pdb_violations = np.bincount(
+        g, weights=v.violating[vpos], minlength=n
+    ).astype(np.int64)
     highest = np.full(n, np.iinfo(np.int64).min, dtype=np.int64)
     np.maximum.at(highest, g, vprio)
     out.highest_priority = np.where(out.candidate, highest, 0)
@@ -217,15 +262,14 @@ def select_resource_only(
     # equally important ones in reprieve order (violating first), as Go's sort.Slice leaves
     # them at kube's sizes (an insertion sort, stable, up to 12 victims); vpos is that order
     vorder = vpos[np.lexsort((vpos, vstart, -vprio, g))]
-    bounds = np.searchsorted(gpos[vorder], np.arange(n + 1))
-    records = table.records
+    bounds = np.searchsorted(v.gpos[vorder], np.arange(n + 1))
+    records, sel = table.records, v.sel
 
     def victims_of(i: int) -> list[PodRecord]:
         slots = sel[vorder[bounds[i] : bounds[i + 1]]].tolist()
         return [r for s in slots if (r := records[s]) is not None]
 
     out.victims_of = victims_of
-    return out
 
 
 def select_general(

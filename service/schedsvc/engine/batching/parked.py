@@ -13,7 +13,6 @@ pod (anti-)affinity terms (they reach whole topology domains), a nomination, a r
 
 from __future__ import annotations
 
-import dataclasses
 import threading
 import weakref
 from collections import OrderedDict
@@ -22,8 +21,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..framework import Rows
-from ..framework.snapshot import BoolArray
+from ...framework import Rows
+from ...framework.snapshot import BoolArray
 from .window_cache import WindowCache
 
 __all__ = ["DEFAULT_SERVER_PARKED_BYTES", "ParkedBudget", "ParkedStates"]
@@ -115,7 +114,7 @@ class ParkedStates:
 
     def park(self, cache: WindowCache, pending: Iterable[int]) -> None:
         self.drop(cache.signature)
-        size = _nbytes(cache)
+        size = cache.nbytes()
         while not self._budget.take(size):  # the server's budget: this profile's oldest first
             if not self._parked:
                 return  # others hold the rest: not parked
@@ -166,23 +165,3 @@ class ParkedStates:
         rows: Rows = np.flatnonzero(changed & alive)
         return p.cache, rows
 
-
-def _nbytes(cache: WindowCache) -> int:
-    """The bytes of the arrays a cache owns: its per-row columns and its plugins' window
-    states (walked through dataclasses, lists and tuples; `order` and shared indexes are the
-    snapshot's and are not counted)."""
-    own = [cache.position, cache.feasible, cache.fpos, cache.falive, cache.frows, cache.fixed,
-           cache.known, *cache.raw.values()]
-    return sum(a.nbytes for a in own) + sum(_walk(state) for _, state, _ in cache.windowed)
-
-
-def _walk(obj: object, depth: int = 0) -> int:
-    if isinstance(obj, np.ndarray):
-        return int(obj.nbytes)
-    if depth > 3:
-        return 0
-    if isinstance(obj, (list, tuple)):
-        return sum(_walk(x, depth + 1) for x in obj)
-    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
-        return sum(_walk(getattr(obj, f.name), depth + 1) for f in dataclasses.fields(obj))
-    return 0

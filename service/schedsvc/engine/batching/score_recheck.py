@@ -5,14 +5,16 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..framework import Rows
-from ..framework.podinfo import PodInfo
-from ..framework.snapshot import Snapshot
+from ...framework import Rows
+from ...framework.podinfo import PodInfo
+from ...framework.snapshot import Snapshot
+from ..runtime import CycleState, Framework
+from .batch_types import FlushReason
+from .churn import Churn
 from .run_memo import RunMemo
-from .runtime import CycleState, Framework
 from .score_cache import ScoreCache
 
-__all__ = ["recheck_last", "recheck_rows"]
+__all__ = ["recheck_last", "recheck_rows", "score_cache_compatible"]
 
 
 def recheck_last(
@@ -79,3 +81,43 @@ def recheck_rows(
             sr = fw.run_score(info, snap, ok, dynamic_only=dyn, raw_only=True)
             st.upsert(ok, sr.raw)
     return True
+
+
+def score_cache_compatible(
+    fw: Framework, info: PodInfo, snap: Snapshot, cs: CycleState, st: ScoreCache, churn: Churn,
+    row: int, start_index: int, to_find: int, rescore: bool, run: RunMemo | None,
+    compact_min: int,
+) -> FlushReason | None:
+    """The rescore path of a ScoreCache once kube's checks passed (`row`: the last pick):
+    the cache made exact for the pod, or why it is flushed. It keys its rows as "rows
+    ascending, rotated", so it needs that visiting order and a cycle that visits every node."""
+    if not snap.order_ascending:  # nodes changed the order out of the ScoreCache's keys
+        return FlushReason.VISITING_ORDER
+    if to_find < len(snap.order):
+        # nodes were added: the cycle now samples, which this cache cannot stand for
+        return FlushReason.NODE_NOT_FULL
+    start_row = int(snap.order[start_index])
+    if start_row != st.start_row:  # node changes moved where the filter stage starts
+        st.rotate(start_row)
+    if churn.nodes_changed():  # some cached rows may be gone
+        gone = np.flatnonzero(st.live & ~snap.alive[st.rows])
+        if len(gone):
+            st.kill(gone)
+    if churn.any_rows():
+        check, node_dirty = churn.take(row)
+        ok = recheck_rows(fw, info, snap, cs, st, check, node_dirty, row, rescore)
+    else:
+        ok = recheck_last(fw, info, snap, cs, st, row, rescore, run)
+    if not ok:  # the last node can still take pods and rescoring is off
+        return FlushReason.NODE_NOT_FULL
+    if st.nlive == 0:
+        return FlushReason.EMPTY_LIST
+    if churn.nodes_changed():
+        # a node-set change moved ImageLocality's spread for every node
+        churn.rescored_all()
+        st.compact()
+        sr = fw.run_score(info, snap, st.rows)
+        st.rescore(fw, info, sr.raw, sr.states, sr.skipped)
+    elif len(st.rows) > compact_min and 2 * st.nlive < len(st.rows):
+        st.compact()  # tombstones outnumber live rows: amortized O(1) per removal
+    return None

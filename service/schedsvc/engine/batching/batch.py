@@ -26,18 +26,19 @@ from collections.abc import Callable
 
 import numpy as np
 
-from ..framework import Rows
-from ..framework.affinity_index import pod_has_pod_affinity
-from ..framework.podinfo import PodInfo
-from ..framework.snapshot import Snapshot
-from ..model import Pod
+from ...framework import Rows
+from ...framework.affinity_index import pod_has_pod_affinity
+from ...framework.podinfo import PodInfo
+from ...framework.snapshot import Snapshot
+from ...model import Pod
+from ..observer import Observer
+from ..runtime import CycleState, Framework, ScoreResult
 from .batch_types import NO_HINT, BatchAttempt, FlushReason, HintResult, LastCycle
-from .observer import Observer
+from .churn import Churn
 from .parked import ParkedBudget, ParkedStates
 from .run_memo import RunMemo
-from .runtime import CycleState, Framework, ScoreResult
 from .score_cache import COMPACT_MIN, ScoreCache
-from .score_recheck import recheck_last, recheck_rows
+from .score_recheck import score_cache_compatible
 from .signature import PodSigner
 from .window_cache import WindowCache
 
@@ -70,11 +71,7 @@ class OpportunisticBatch:
         self._signature: tuple[int, bytes | None, bool] = (-1, None, False)
         self._run: RunMemo | None = None
         self._hinted: tuple[int, int] = (-1, -1)  # (cycle, row) of the last hint given
-        self._dirty: set[int] = set()  # rows an UpdateSnapshot touched since the last store
-        self._dirty_nodes: set[int] = set()  # of those, rows whose node itself was upserted
-        # the node set changed: cluster-wide inputs (ImageLocality's share of nodes holding an
-        # image) moved for every node, so every cached row is rescored before the next hint
-        self._rescore_all = False
+        self._churn = Churn()  # what UpdateSnapshots changed since the state was exact
         self.batched_pods = 0
         self.parked = ParkedStates(parked_budget)  # WindowCaches of interrupted runs, to resume
         self.resumed_runs = 0
@@ -101,9 +98,7 @@ class OpportunisticBatch:
         if dirty is None:
             self._flush(FlushReason.SNAPSHOT_CHANGED)
         else:
-            self._dirty |= dirty
-            self._dirty_nodes |= node_rows or set()
-            self._rescore_all |= nodes_changed
+            self._churn.add(dirty, node_rows, nodes_changed)
 
     def pod_assumed(self, row: int, pod: Pod) -> None:
         """A pod of any profile was assumed on `row`: parked caches re-evaluate it on resume;
@@ -171,66 +166,48 @@ class OpportunisticBatch:
             return self._resume(info, snap, cycle, sig)
         if st is None or st.nlive == 0:
             return False
+        reason = self._kube_incompatible(snap, cycle, sig, st)
+        cs: CycleState | None = None
+        if reason is None:
+            assert sig is not None
+            cs = self._cycle_state(info, snap, sig)
+            # a rejection cannot follow a success with an equal signature, and a pod narrowed
+            # by PreFilter visits a rotation of its own (never stored: a signature match with
+            # it would be a plugin signing too little); never hint from either
+            if cs.rejected is not None or cs.allowed is not None:
+                reason = FlushReason.POD_INCOMPATIBLE
+        if reason is not None:
+            self._flush(reason)
+            return False
+        assert cs is not None
+        if isinstance(st, WindowCache):
+            return self._window_compatible(info, snap, cs, st, self.last.row)
+        reason = score_cache_compatible(
+            self.fw, info, snap, cs, st, self._churn, self.last.row, start_index, to_find,
+            self.rescore, self._run, self.compact_min,
+        )
+        if reason is not None:
+            self._flush(reason)
+            return False
+        return True
+
+    def _kube_incompatible(
+        self, snap: Snapshot, cycle: int, sig: bytes | None, st: ScoreCache | WindowCache
+    ) -> FlushReason | None:
+        """kube's checks that need no PreFilter, in kube's order: why the state is flushed.
+        A new signature parks the state first (a WindowCache, to resume)."""
         if cycle != self.last.cycle + 1:
-            self._flush(FlushReason.POD_SKIPPED)
-            return False
+            return FlushReason.POD_SKIPPED
         if not self.last.succeeded:
-            self._flush(FlushReason.POD_FAILED)
-            return False
+            return FlushReason.POD_FAILED
         if sig is None or sig != st.signature:
             self._park()
-            self._flush(FlushReason.POD_INCOMPATIBLE)
-            return False
+            return FlushReason.POD_INCOMPATIBLE
         if self.clock() > st.created + self.max_age:
-            self._flush(FlushReason.EXPIRED)
-            return False
-        row = self.last.row
-        if snap.row_of(self.last.name) != row:
-            self._flush(FlushReason.NODE_MISSING)
-            return False
-        cs = self._cycle_state(info, snap, sig)
-        if cs.rejected is not None:
-            # cannot follow a success with an equal signature; never hint from a rejection
-            self._flush(FlushReason.POD_INCOMPATIBLE)
-            return False
-        if cs.allowed is not None:
-            # a pod narrowed by PreFilter visits a rotation of its own; never stored, and a
-            # signature match with such a pod would be a plugin signing too little
-            self._flush(FlushReason.POD_INCOMPATIBLE)
-            return False
-        if isinstance(st, WindowCache):
-            return self._window_compatible(info, snap, cs, st, row)
-        if not snap.order_ascending:  # nodes changed the order out of the ScoreCache's keys
-            self._flush(FlushReason.VISITING_ORDER)
-            return False
-        if to_find < len(snap.order):
-            # nodes were added: the cycle now samples, which this cache cannot stand for
-            self._flush(FlushReason.NODE_NOT_FULL)
-            return False
-        start_row = int(snap.order[start_index])
-        if start_row != st.start_row:  # node changes moved where the filter stage starts
-            st.rotate(start_row)
-        if self._rescore_all:  # nodes changed: some cached rows may be gone
-            gone = np.flatnonzero(st.live & ~snap.alive[st.rows])
-            if len(gone):
-                st.kill(gone)
-        if self._dirty:
-            check, node_dirty = self._dirty | {row}, self._dirty_nodes
-            self._dirty, self._dirty_nodes = set(), set()
-            ok = recheck_rows(self.fw, info, snap, cs, st, check, node_dirty, row, self.rescore)
-        else:
-            ok = recheck_last(self.fw, info, snap, cs, st, row, self.rescore, self._run)
-        if not self._still_hintable(ok, st.nlive):
-            return False
-        if self._rescore_all:
-            # a node-set change moved ImageLocality's spread for every node
-            self._rescore_all = False
-            st.compact()
-            sr = self.fw.run_score(info, snap, st.rows)
-            st.rescore(self.fw, info, sr.raw, sr.states, sr.skipped)
-        elif len(st.rows) > self.compact_min and 2 * st.nlive < len(st.rows):
-            st.compact()  # tombstones outnumber live rows: amortized O(1) per removal
-        return True
+            return FlushReason.EXPIRED
+        if snap.row_of(self.last.name) != self.last.row:
+            return FlushReason.NODE_MISSING
+        return None
 
     def _window_compatible(
         self, info: PodInfo, snap: Snapshot, cs: CycleState, st: WindowCache, row: int
@@ -241,14 +218,13 @@ class OpportunisticBatch:
         every node only once a pod can use it."""
         if st.pending:
             self.state = WindowCache.new(self.fw, info, snap, st.signature, st.created)
-            self._dirty, self._dirty_nodes, self._rescore_all = set(), set(), False
+            self._churn.reset()
             return True
-        if self._rescore_all or self._dirty_nodes or snap.order is not st.order:
+        if not self._churn.rows_only() or snap.order is not st.order:
             self._flush(FlushReason.SNAPSHOT_CHANGED)
             return False
-        if self._dirty:
-            check = self._dirty | {row}
-            self._dirty = set()
+        if self._churn.any_rows():
+            check, _ = self._churn.take(row)
             rows: Rows = np.array(sorted(r for r in check if snap.alive[r]), dtype=np.intp)
             ok = st.recheck_rows(self.fw, info, snap, cs, rows, row, self.rescore)
         else:
@@ -264,9 +240,9 @@ class OpportunisticBatch:
         st = self.state
         if (
             isinstance(st, WindowCache) and not st.pending and self.rescore
-            and self.last.succeeded and not self._dirty_nodes and not self._rescore_all
+            and self.last.succeeded and self._churn.rows_only()
         ):
-            self.parked.park(st, self._dirty | {self.last.row})
+            self.parked.park(st, self._churn.pending(self.last.row))
 
     def _resume(self, info: PodInfo, snap: Snapshot, cycle: int, sig: bytes) -> bool:
         """The parked run of `sig` comes back: kube flushes the current state (counted as it
@@ -289,9 +265,9 @@ class OpportunisticBatch:
         if cs.rejected is not None or cs.allowed is not None:
             return False
         self.state = st
-        self._dirty, self._dirty_nodes, self._rescore_all = set(), set(), False
+        self._churn.reset()
         st.recheck_rows(self.fw, info, snap, cs, live, -1, True)
-        st.created = self.clock()  # every row that changed is re-evaluated: as fresh as new
+        st.renew(self.clock())
         self.resumed_runs += 1
         return self._still_hintable(True, st.nlive)
 
@@ -310,10 +286,7 @@ class OpportunisticBatch:
         """PreFilter for the pod, or the previous pod's CycleState when nothing but the
         assume of pods of this signature changed since (pre_filter_assume_stable)."""
         memo = self._run
-        if (
-            memo is not None and memo.signature == sig and memo.generation == snap.generation
-            and self.fw.pre_filter_assume_stable
-        ):
+        if memo is not None and self.fw.pre_filter_assume_stable and memo.serves(sig, snap):
             return memo.cycle_state
         cs = self.fw.run_pre_filter(info, snap)
         self._run = RunMemo(sig, snap.generation, cs)
@@ -322,9 +295,8 @@ class OpportunisticBatch:
     def assumed(self, before: int, after: int) -> None:
         """The pod of this cycle was assumed, taking the generation from `before` to `after`:
         a CycleState valid before stays valid for the next pod of the same signature."""
-        memo = self._run
-        if memo is not None and memo.generation == before:
-            memo.generation = after
+        if self._run is not None:
+            self._run.assumed(before, after)
 
     # ---- StoreScheduleResults ---------------------------------------------------------------
     def hint_used(self, cycle: int, row: int, name: str) -> None:
@@ -372,8 +344,7 @@ class OpportunisticBatch:
         else:
             # built at the first hint: a signature that changes every pod costs nothing here
             self.state = WindowCache.pending_for(sig, self.clock())
-        self._dirty, self._dirty_nodes = set(), set()
-        self._rescore_all = False
+        self._churn.reset()
         self.observer.store_duration(self.profile, time.perf_counter() - started)
 
     def store_unbatchable(

@@ -11,9 +11,9 @@ import dataclasses
 import operator
 from typing import Any
 
-from ..framework.podinfo import PodInfo
-from ..model import Pod
-from .runtime import Framework
+from ...framework.podinfo import PodInfo
+from ...model import Pod
+from ..runtime import Framework
 
 __all__ = ["Signed", "sign_pod", "PodSigner"]
 

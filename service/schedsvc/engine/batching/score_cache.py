@@ -20,11 +20,11 @@ from typing import Any
 
 import numpy as np
 
-from ..framework import Rows
-from ..framework.podinfo import PodInfo
-from ..framework.snapshot import BoolArray, IntArray
-from .runtime import Framework
-from .select_host import best_positions, select_host
+from ...framework import Rows
+from ...framework.podinfo import PodInfo
+from ...framework.snapshot import BoolArray, IntArray
+from ..runtime import Framework
+from ..select_host import best_positions, select_host
 
 __all__ = ["ScoreCache", "COMPACT_MIN"]
 

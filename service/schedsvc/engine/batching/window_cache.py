@@ -18,12 +18,13 @@ from typing import Any
 
 import numpy as np
 
-from ..framework import SKIP, Rows, ScorePlugin, WindowScorePlugin
-from ..framework.podinfo import PodInfo
-from ..framework.snapshot import BoolArray, IntArray, Snapshot
+from ...framework import SKIP, Rows, ScorePlugin, WindowScorePlugin
+from ...framework.podinfo import PodInfo
+from ...framework.snapshot import BoolArray, IntArray, Snapshot
+from ..runtime import CycleState, Framework
+from ..select_host import best_positions, select_host
+from .array_bytes import array_bytes
 from .run_memo import RunMemo
-from .runtime import CycleState, Framework
-from .select_host import best_positions, select_host
 
 __all__ = ["Window", "WindowCache"]
 
@@ -80,6 +81,17 @@ class WindowCache:
         if self.pending or not self.complete:
             return max(len(self.fpos) - self.dead, 1)
         return len(self.fpos) - self.dead
+
+    def nbytes(self) -> int:
+        """The bytes of the arrays the cache owns: its per-row columns and its plugins' window
+        states (`order` and shared indexes are the snapshot's and are not counted)."""
+        own = [self.position, self.feasible, self.fpos, self.falive, self.frows, self.fixed,
+               self.known, *self.raw.values()]
+        return sum(a.nbytes for a in own) + sum(array_bytes(s) for _, s, _ in self.windowed)
+
+    def renew(self, now: float) -> None:
+        """Every row that changed since it was parked was re-evaluated: as fresh as new."""
+        self.created = now
 
     @classmethod
     def pending_for(cls, signature: bytes, created: float) -> WindowCache:

@@ -1,0 +1,23 @@
+"""Opportunistic batching (KEP-5598): a hint for a pod equal to the last one, standing for the
+full cycle it replaces (batch.py), the caches it reads (score_cache.py, window_cache.py), runs
+kept to resume (parked.py), and the per-cluster set that hears of snapshot changes
+(cluster_batches.py). The cycle imports what it needs from here.
+"""
+
+from __future__ import annotations
+
+from .batch import OpportunisticBatch
+from .batch_types import NO_HINT, BatchAttempt, FlushReason, HintResult
+from .cluster_batches import ClusterBatches
+from .parked import DEFAULT_SERVER_PARKED_BYTES, ParkedBudget
+
+__all__ = [
+    "NO_HINT",
+    "BatchAttempt",
+    "ClusterBatches",
+    "DEFAULT_SERVER_PARKED_BYTES",
+    "FlushReason",
+    "HintResult",
+    "OpportunisticBatch",
+    "ParkedBudget",
+]

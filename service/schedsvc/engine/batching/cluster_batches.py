@@ -1,0 +1,59 @@
+"""Every profile's batch state of one cluster, and what a change of the cluster does to it.
+
+The cluster tells this object what happened (an update applied, a pod assumed, a nomination
+made or ended, a state damaged); which cached evaluations that invalidates is decided here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, ValuesView
+
+from ...model import Pod
+from ..observer import Observer
+from ..runtime import Framework
+from ..update_types import SnapshotUpdate
+from .batch import OpportunisticBatch
+from .parked import ParkedBudget
+
+__all__ = ["ClusterBatches"]
+
+
+class ClusterBatches:
+    """One OpportunisticBatch per profile. Called under the cluster lock only."""
+
+    __slots__ = ("_by_profile",)
+
+    def __init__(
+        self, frameworks: Mapping[str, Framework], observer: Observer, enabled: bool,
+        parked_budget: ParkedBudget,
+    ) -> None:
+        self._by_profile = {
+            name: OpportunisticBatch(fw, observer, enabled, parked_budget=parked_budget)
+            for name, fw in frameworks.items()
+        }
+
+    def __getitem__(self, profile: str) -> OpportunisticBatch:
+        return self._by_profile[profile]
+
+    def values(self) -> ValuesView[OpportunisticBatch]:
+        return self._by_profile.values()
+
+    def updated(
+        self, upd: SnapshotUpdate, dirty: set[int] | None, node_rows: set[int]
+    ) -> None:
+        """An update was applied: `dirty` the rows whose node or pods changed (None: any may
+        have), `node_rows` those whose node was upserted."""
+        nodes_changed = upd.nodes_changed
+        for b in self._by_profile.values():
+            b.on_snapshot_change(dirty, node_rows, nodes_changed)
+
+    def invalidate(self) -> None:
+        """Anything may have changed (a replace, a nomination made or ended, a state damaged
+        or a dry run cut short): every cached evaluation is dropped."""
+        for b in self._by_profile.values():
+            b.on_snapshot_change(None)
+
+    def pod_assumed(self, row: int, pod: Pod) -> None:
+        """A pod of any profile was assumed on `row`."""
+        for b in self._by_profile.values():
+            b.pod_assumed(row, pod)
