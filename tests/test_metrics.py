@@ -228,7 +228,9 @@ def test_real_prometheus_scrapes_the_server(tmp_path: Path) -> None:
         if os.environ.get("CI"):
             pytest.fail("prometheus missing in CI: .ci/run installs Debian's prometheus")
         pytest.skip("prometheus not installed (Debian package prometheus; .ci/run installs it)")
-    server = ServerProcess(serve_argv("--metrics-address", "127.0.0.1:0", "--seed", "1"))
+    # a 1 s slice: q0 below starts on the loop however loaded the machine (10 ms failed once)
+    server = ServerProcess(serve_argv("--metrics-address", "127.0.0.1:0", "--seed", "1",
+                                      "--loop-slice-ms", "1000"))
     prom: subprocess.Popen[bytes] | None = None
     try:
         metrics_port = int(server.expect("schedsvc metrics on port "))
