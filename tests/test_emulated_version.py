@@ -2,7 +2,7 @@
 
 Each difference of tools/kube-oracle/FINDINGS.md that we model, shown on a small cluster under
 both releases (BalancedAllocation's formula has its own table tests in
-tests/plugins/test_node_resources_balanced_allocation.py; the recorded cases of both releases
+tests/plugins/test_node_resources_balanced_allocation_score.py; the recorded cases of both releases
 run in tests/test_conformance.py), and the flag itself.
 """
 

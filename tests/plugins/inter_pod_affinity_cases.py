@@ -29,7 +29,6 @@ HOST = "hostname"
 
 # ---- builders --------------------------------------------------------------------------------
 
-
 def selector(
     match_labels: Mapping[str, str] | None = None, **exprs: Sequence[str]
 ) -> LabelSelector:

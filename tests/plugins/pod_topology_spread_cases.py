@@ -29,7 +29,6 @@ BAR = LabelSelector(match_expressions=(LabelSelectorRequirement("bar", "Exists")
 
 # ---- builders --------------------------------------------------------------------------------
 
-
 def spread(
     max_skew: int,
     key: str,
