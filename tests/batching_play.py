@@ -1,6 +1,7 @@
 """Batching scenarios played on fresh engines, shared by the batching test modules: steps
-(`Step`) played with batching on and off (`play`, `both`), the profiles and pod shapes they
-use, and a metered cluster whose batch clock the test moves (`setup`)."""
+(`Step`) played with batching on and off (`play`, `both`), the runs resumed from a parked cache
+counted (`resumed`), the profiles and pod shapes they use, and a metered cluster whose batch
+clock the test moves (`setup`)."""
 
 from __future__ import annotations
 
@@ -163,6 +164,25 @@ def play(
         return [out, batched]
     finally:
         engine.close()
+
+
+def resumed(cluster: list[Any], steps: list[Step], pct: int | None) -> int:
+    """Runs the batching-on engine resumed from a parked cache (the property is not vacuous)."""
+    engine = Engine(parse_config(config(pct)), seed=7, batching_enabled=True)
+    c = engine.cluster("x")
+    c.update(SnapshotUpdate(upsert_nodes=cluster))
+    try:
+        for s in steps:
+            if s.kind == "schedule":
+                c.schedule(s.payload[0], dry_run=s.payload[1])
+            elif s.kind == "bind":
+                c.update(SnapshotUpdate(upsert_pods=[s.payload]))
+            else:
+                c.update(SnapshotUpdate(upsert_nodes=[s.payload]))
+        return sum(b.resumed_runs for b in c.batches.values())
+    finally:
+        engine.close()
+
 
 
 def play_soft(cluster: list[Any], pods: list[Any], batching: bool) -> tuple[list[Any], int]:
