@@ -12,10 +12,7 @@ from schedsvc.framework.snapshot import Snapshot
 from schedsvc.model import Pod
 from schedsvc.plugins import node_resources_fit as fit
 from tests import builders
-from tests.builders import (
-    make_node,
-    snapshot_of,
-)
+from tests.builders import make_node, snapshot_of
 
 GPU = "example.com/gpu"
 Mi = 1024 * 1024

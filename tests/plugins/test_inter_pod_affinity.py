@@ -10,10 +10,7 @@ import pytest
 from schedsvc.errors import ConfigError
 from schedsvc.framework.affinity_index import AffinityIndex
 from schedsvc.framework.podinfo import pod_info
-from schedsvc.model import (
-    Pod,
-    frozen_map,
-)
+from schedsvc.model import Pod, frozen_map
 from schedsvc.plugins import inter_pod_affinity as ipa
 from tests.builders import pod_with_affinity
 from tests.plugins.inter_pod_affinity_cases import (

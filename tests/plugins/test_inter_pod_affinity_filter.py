@@ -13,13 +13,7 @@ import pytest
 
 from schedsvc.framework import SKIP, Code
 from schedsvc.framework.podinfo import pod_info
-from schedsvc.model import (
-    LabelSelector,
-    Namespace,
-    Node,
-    Pod,
-    frozen_map,
-)
+from schedsvc.model import LabelSelector, Namespace, Node, Pod, frozen_map
 from schedsvc.plugins import inter_pod_affinity as ipa
 from tests.builders import pod_with_affinity
 from tests.plugins.inter_pod_affinity_cases import (

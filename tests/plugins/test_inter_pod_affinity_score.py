@@ -14,10 +14,7 @@ import pytest
 
 from schedsvc.framework import SKIP
 from schedsvc.framework.podinfo import pod_info
-from schedsvc.model import (
-    Node,
-    Pod,
-)
+from schedsvc.model import Node, Pod
 from schedsvc.plugins import inter_pod_affinity as ipa
 from tests.builders import node_with_labels, pod_with_affinity
 from tests.plugins.inter_pod_affinity_cases import (

@@ -13,12 +13,7 @@ from schedsvc.names import is_qualified_name, is_valid_label_value
 from schedsvc.plugins import node_affinity
 from schedsvc.plugins.selectors import parse_go_int64
 from tests.builders import pod_with_node_affinity as pod_with
-from tests.plugins.node_affinity_cases import (
-    AFFINITY1,
-    AFFINITY2,
-    expr,
-    term,
-)
+from tests.plugins.node_affinity_cases import AFFINITY1, AFFINITY2, expr, term
 
 
 # ---- args, sign, parsing helpers -------------------------------------------------------------

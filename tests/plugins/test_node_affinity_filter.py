@@ -9,25 +9,12 @@ import pytest
 
 from schedsvc.framework import SKIP, Code, PreFilterResult
 from schedsvc.framework.podinfo import pod_info
-from schedsvc.model import (
-    Pod,
-)
+from schedsvc.model import Pod
 from schedsvc.plugins import node_affinity
-from schedsvc.plugins.node_affinity import (
-    ERR_REASON_CONFLICT,
-    ERR_REASON_ENFORCED,
-    ERR_REASON_POD,
-)
+from schedsvc.plugins.node_affinity import ERR_REASON_CONFLICT, ERR_REASON_ENFORCED, ERR_REASON_POD
 from tests.builders import node_with_labels, snapshot_of
 from tests.builders import pod_with_node_affinity as pod_with
-from tests.plugins.node_affinity_cases import (
-    ADDED,
-    Req,
-    expr,
-    name_in,
-    run_filter,
-    term,
-)
+from tests.plugins.node_affinity_cases import ADDED, Req, expr, name_in, run_filter, term
 
 POD = [ERR_REASON_POD]
 FILTER_CASES = [

@@ -11,18 +11,11 @@ import numpy as np
 
 from schedsvc.framework import SKIP, PreFilterResult
 from schedsvc.framework.podinfo import pod_info
-from schedsvc.model import (
-    Node,
-    NodeSelectorTerm,
-    Pod,
-    PreferredSchedulingTerm,
-)
+from schedsvc.model import Node, NodeSelectorTerm, Pod, PreferredSchedulingTerm
 from schedsvc.plugins import node_affinity
 from tests.builders import node_with_labels, snapshot_of
 from tests.builders import pod_with_node_affinity as pod_with
-from tests.plugins.node_affinity_cases import (
-    Req,
-)
+from tests.plugins.node_affinity_cases import Req
 
 # ---- scalar reference ----------------------------------------------------------------------
 INT_RE = re.compile(r"[+-]?[0-9]+")

@@ -6,19 +6,11 @@ from __future__ import annotations
 
 import pytest
 
-from schedsvc.model import (
-    Pod,
-)
+from schedsvc.model import Pod
 from schedsvc.plugins import node_affinity
 from tests.builders import node_with_labels, run_score, snapshot_of
 from tests.builders import pod_with_node_affinity as pod_with
-from tests.plugins.node_affinity_cases import (
-    ADDED,
-    AFFINITY1,
-    AFFINITY2,
-    expr,
-    pref,
-)
+from tests.plugins.node_affinity_cases import ADDED, AFFINITY1, AFFINITY2, expr, pref
 
 LABEL1 = {"foo": "bar"}
 LABEL2 = {"key": "value"}

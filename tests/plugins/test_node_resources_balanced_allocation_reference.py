@@ -17,12 +17,7 @@ from schedsvc.model import Container, Node, Pod
 from schedsvc.plugins import node_resources_balanced_allocation as ba
 from schedsvc.plugins.resource_scoring import is_scalar_resource_name
 from tests.builders import make_node
-from tests.plugins.node_resources_balanced_allocation_cases import (
-    GPU,
-    V135,
-    V137,
-    snapshot_with,
-)
+from tests.plugins.node_resources_balanced_allocation_cases import GPU, V135, V137, snapshot_with
 
 # ---- scalar reference ------------------------------------------------------------------------
 

@@ -13,14 +13,8 @@ from schedsvc.errors import ConfigError
 from schedsvc.framework.podinfo import pod_info
 from schedsvc.model import Container
 from schedsvc.plugins import node_resources_fit as fit
-from tests.builders import (
-    container,
-    pod_requesting,
-    pod_with_containers,
-)
-from tests.plugins.node_resources_fit_cases import (
-    rtcr,
-)
+from tests.builders import container, pod_requesting, pod_with_containers
+from tests.plugins.node_resources_fit_cases import rtcr
 
 # ---- args ------------------------------------------------------------------------------------
 

@@ -13,16 +13,8 @@ from typing import Any
 import pytest
 
 from schedsvc.model import Container, Node, Pod
-from tests.builders import (
-    container,
-    make_node,
-    pod_requesting,
-    pod_with_containers,
-)
-from tests.plugins.node_resources_fit_cases import (
-    run_filter,
-    snapshot_with,
-)
+from tests.builders import container, make_node, pod_requesting, pod_with_containers
+from tests.plugins.node_resources_fit_cases import run_filter, snapshot_with
 
 # ---- filter ----------------------------------------------------------------------------------
 

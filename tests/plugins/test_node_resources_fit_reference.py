@@ -14,13 +14,7 @@ from schedsvc.framework.podinfo import PodInfo, pod_info
 from schedsvc.model import Container, Node, Pod
 from schedsvc.plugins import node_resources_fit as fit
 from schedsvc.plugins.resource_scoring import is_scalar_resource_name
-from tests.plugins.node_resources_fit_cases import (
-    GPU,
-    PACKER,
-    SHAPED,
-    rtcr,
-    snapshot_with,
-)
+from tests.plugins.node_resources_fit_cases import GPU, PACKER, SHAPED, rtcr, snapshot_with
 
 # ---- scalar reference ------------------------------------------------------------------------
 

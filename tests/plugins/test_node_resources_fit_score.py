@@ -14,11 +14,7 @@ from typing import Any
 import pytest
 
 from schedsvc.model import Container, Node, Pod
-from tests.builders import (
-    make_node,
-    pod_requesting,
-    pod_with_containers,
-)
+from tests.builders import make_node, pod_requesting, pod_with_containers
 from tests.plugins.node_resources_fit_cases import (
     MOST,
     PACKER,

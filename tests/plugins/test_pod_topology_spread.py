@@ -23,13 +23,7 @@ from schedsvc.model import (
 )
 from schedsvc.plugins import pod_topology_spread as pts
 from tests.builders import host_node, pod_with_spread
-from tests.plugins.pod_topology_spread_cases import (
-    DEFAULT,
-    FOO,
-    HOST,
-    cluster,
-    soft,
-)
+from tests.plugins.pod_topology_spread_cases import DEFAULT, FOO, HOST, cluster, soft
 
 
 # ---- args ------------------------------------------------------------------------------------

@@ -8,13 +8,7 @@ import pytest
 
 from schedsvc.framework import Code, PreFilterResult
 from schedsvc.framework.podinfo import pod_info
-from schedsvc.model import (
-    Node,
-    Pod,
-    Taint,
-    Toleration,
-    frozen_map,
-)
+from schedsvc.model import Node, Pod, Taint, Toleration, frozen_map
 from schedsvc.plugins import pod_topology_spread as pts
 from tests.builders import host_node, node_with_labels, pod_with_spread, zone_node
 from tests.plugins.pod_topology_spread_cases import (

@@ -9,12 +9,7 @@ import dataclasses
 
 import pytest
 
-from schedsvc.model import (
-    LabelSelector,
-    Node,
-    Pod,
-    frozen_map,
-)
+from schedsvc.model import LabelSelector, Node, Pod, frozen_map
 from schedsvc.plugins import pod_topology_spread as pts
 from tests.builders import host_node, node_with_labels, pod_with_spread, zone_node
 from tests.plugins.pod_topology_spread_cases import (
