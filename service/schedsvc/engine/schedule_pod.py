@@ -18,6 +18,7 @@ from ..framework.podinfo import PodInfo
 from ..framework.snapshot import Snapshot
 from .batching import FlushReason, OpportunisticBatch
 from .cycle_context import CycleCursor, CycleEnv
+from .cycle_record import CURRENT
 from .filtering import (
     Diagnosis,
     FilterOutcome,
@@ -197,10 +198,13 @@ def find_nodes_that_fit(
         fw, cs, info, snap, cursor.next_start_index, to_find, env.executor, env.parallelism,
         nominated,
     )
-    env.observer.extension_point(
-        fw.name, "Filter", "Success" if len(fo.feasible) else "Unschedulable",
-        time.perf_counter() - started,
-    )
+    status = "Success" if len(fo.feasible) else "Unschedulable"
+    ended = time.perf_counter()
+    rec = CURRENT.rec
+    if rec is not None:
+        rec.points.append(("Filter", status, ended - started, ended))
+    else:
+        env.observer.extension_point(fw.name, "Filter", status, ended - started)
     cursor.next_start_index = (cursor.next_start_index + fo.processed) % num_all
     return fo, to_find
 

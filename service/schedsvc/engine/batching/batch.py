@@ -31,6 +31,7 @@ from ...framework.affinity_index import pod_has_pod_affinity
 from ...framework.podinfo import PodInfo
 from ...framework.snapshot import Snapshot
 from ...model import Pod
+from ..cycle_record import CURRENT
 from ..observer import Observer
 from ..runtime import CycleState, Framework, ScoreResult
 from .batch_types import NO_HINT, BatchAttempt, FlushReason, HintResult, LastCycle
@@ -79,7 +80,17 @@ class OpportunisticBatch:
     # ---- bookkeeping ------------------------------------------------------------------------
     def _flush(self, reason: FlushReason) -> None:
         self.state = None
-        self.observer.batch_flush(self.profile, reason.value)
+        rec = CURRENT.rec  # inside a cycle its record takes it; an update's flush is told now
+        if rec is not None:
+            rec.events.append(("batch_flush", self.profile, reason.value))
+        else:
+            self.observer.batch_flush(self.profile, reason.value)
+
+    def _event(self, what: str, value: str) -> None:
+        """A batch attempt result or a skip, into the record of the cycle on this thread."""
+        rec = CURRENT.rec
+        if rec is not None:
+            rec.events.append((what, self.profile, value))
 
     def on_snapshot_change(
         self, dirty: set[int] | None, node_rows: set[int] | None = None,
@@ -129,7 +140,7 @@ class OpportunisticBatch:
             sig, full = self.signer.sign(info)
             self._signature = (cycle, sig, full)
             if not self._batch_state_compatible(info, snap, cycle, sig, start_index, to_find):
-                self.observer.batch_attempt(self.profile, BatchAttempt.NO_HINT)
+                self._event("batch_attempt", BatchAttempt.NO_HINT)
                 return result
             st = self.state
             if isinstance(st, WindowCache):
@@ -138,7 +149,7 @@ class OpportunisticBatch:
                 win = st.window(self.fw, info, snap, memo.cycle_state, start_index, to_find)
                 if len(win.rows) == 0:  # every node evaluated, none feasible
                     self._flush(FlushReason.EMPTY_LIST)
-                    self.observer.batch_attempt(self.profile, BatchAttempt.NO_HINT)
+                    self._event("batch_attempt", BatchAttempt.NO_HINT)
                     return result
                 row, score = st.pick(info, win.rows, rng)
                 result = HintResult(row, score, win.processed)
@@ -147,12 +158,13 @@ class OpportunisticBatch:
                 row, score = st.pick(self.fw, info, rng)
                 result = HintResult(row, score, len(snap.order))
             self._hinted = (cycle, row)
-            self.observer.batch_attempt(self.profile, BatchAttempt.HINT)
+            self._event("batch_attempt", BatchAttempt.HINT)
             return result
         finally:
-            self.observer.hint_duration(
-                self.profile, result.row is not None, time.perf_counter() - started
-            )
+            rec = CURRENT.rec
+            if rec is not None:
+                ended = time.perf_counter()
+                rec.hint = (result.row is not None, ended - started, ended)
 
     def _batch_state_compatible(
         self, info: PodInfo, snap: Snapshot, cycle: int, sig: bytes | None, start_index: int,
@@ -302,11 +314,11 @@ class OpportunisticBatch:
     def hint_used(self, cycle: int, row: int, name: str) -> None:
         self._set_cycle(cycle, row, name, True)
         self.batched_pods += 1
-        self.observer.batch_attempt(self.profile, BatchAttempt.HINT_USED)
+        self._event("batch_attempt", BatchAttempt.HINT_USED)
 
     def _note_unused_hint(self, cycle: int) -> None:
         if self._hinted[0] == cycle:
-            self.observer.batch_attempt(self.profile, BatchAttempt.HINT_NOT_USED)
+            self._event("batch_attempt", BatchAttempt.HINT_NOT_USED)
 
     def store(
         self, info: PodInfo, snap: Snapshot, cycle: int, row: int, name: str, feasible: Rows,
@@ -327,7 +339,7 @@ class OpportunisticBatch:
         if sig is None:
             # counted whether or not a state existed, as kube's StoreScheduleResults does
             self._flush(FlushReason.POD_NOT_BATCHABLE)
-            self.observer.store_duration(self.profile, time.perf_counter() - started)
+            self._stored(started)
             return
         if cs.record_plugin_metrics:  # a sampled cycle's state would time the hints' filters
             cs = dataclasses.replace(cs, record_plugin_metrics=False)
@@ -345,7 +357,13 @@ class OpportunisticBatch:
             # built at the first hint: a signature that changes every pod costs nothing here
             self.state = WindowCache.pending_for(sig, self.clock())
         self._churn.reset()
-        self.observer.store_duration(self.profile, time.perf_counter() - started)
+        self._stored(started)
+
+    def _stored(self, started: float) -> None:
+        rec = CURRENT.rec
+        if rec is not None:
+            ended = time.perf_counter()
+            rec.store = (ended - started, ended)
 
     def store_unbatchable(
         self, cycle: int, row: int, name: str,
@@ -363,7 +381,7 @@ class OpportunisticBatch:
         """A pod that asked no hint at all (`reason`: nominated pods count in its filters),
         counted so that batching turned off by nominations shows in the metrics."""
         if self.enabled:
-            self.observer.batch_skipped(self.profile, reason.value)
+            self._event("batch_skipped", reason.value)
 
     def store_unscored(self, cycle: int, row: int, name: str) -> None:
         """One feasible node, placed without scoring: nothing sorted to keep (kube: empty_list)."""
