@@ -330,18 +330,25 @@ class Framework:
         self._point("Score", "Success", scoring, time.perf_counter())
         return ScoreResult(totals, per_plugin, skipped, raws, states)
 
-    def score_raw(
-        self, pod: PodInfo, snap: Snapshot, rows: Rows, states: dict[str, Any], skipped: set[str],
-        exclude: frozenset[str],
-    ) -> dict[str, IntArray]:
-        """Raw scores of `rows` given PreScore's (states, skipped) from an earlier run_score
-        that still hold (pre_score_assume_stable): batching scores nodes block by block."""
-        out: dict[str, IntArray] = {}
-        for p in self.score:
-            if p.name in skipped or p.name in exclude:
-                continue
-            out[p.name] = np.asarray(p.score(states.get(p.name), pod, snap, rows), dtype=np.int64)
-        return out
+    def evaluate(
+        self, cs: CycleState, pod: PodInfo, snap: Snapshot, rows: Rows,
+        pre_scored: tuple[dict[str, Any], set[str]] | None,
+    ) -> tuple[BoolArray, ScoreResult | None]:
+        """Batching's evaluation of `rows` in one pass: feasibility (no reasons), then the raw
+        scores (not window_scored) of those that pass, from `pre_scored` (an earlier PreScore
+        that holds) or a fresh PreScore; None when no row passes."""
+        ok = self.run_filter(cs, pod, snap, rows, diagnose=False).feasible
+        frows, exclude = rows[ok], self.window_scored_names
+        if len(frows) == 0:
+            return ok, None
+        if pre_scored is None:
+            return ok, self.run_score(pod, snap, frows, raw_only=True, exclude=exclude)
+        states, skipped = pre_scored
+        raws = {
+            p.name: np.asarray(p.score(states.get(p.name), pod, snap, frows), dtype=np.int64)
+            for p in self.score if p.name not in skipped and p.name not in exclude
+        }
+        return ok, ScoreResult(np.zeros(0, dtype=np.int64), {}, skipped, raws, states)
 
     def score_one(
         self, pod: PodInfo, snap: Snapshot, row: int, pre_scored: tuple[dict[str, Any], set[str]],

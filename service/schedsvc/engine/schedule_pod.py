@@ -29,8 +29,7 @@ from .filtering import (
     prefilter_rejection,
 )
 from .runtime import CycleState, Framework, ScoreResult
-from .select_host import best_positions
-from .select_host import select_host as draw_tie
+from .select_host import select_best
 
 __all__ = [
     "PLUGIN_METRICS_SAMPLE_EVERY",
@@ -221,5 +220,5 @@ def select_host(
     feasible: Rows, sr: ScoreResult, rng: np.random.Generator
 ) -> tuple[int, int]:
     """kube's selectHost: the chosen row (a seeded draw among the best) and its total."""
-    best, ties = best_positions(sr.totals)
-    return int(feasible[draw_tie(ties, rng)]), best
+    pos, best = select_best(sr.totals, rng)
+    return int(feasible[pos]), best

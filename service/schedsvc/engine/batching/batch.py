@@ -146,13 +146,13 @@ class OpportunisticBatch:
             if isinstance(st, WindowCache):
                 memo = self._run  # the compatibility check made it this pod's
                 assert memo is not None
-                win = st.window(self.fw, info, snap, memo.cycle_state, start_index, to_find)
-                if len(win.rows) == 0:  # every node evaluated, none feasible
+                hint = st.hint(self.fw, info, snap, memo.cycle_state, start_index, to_find, rng)
+                if hint is None:  # every node evaluated, none feasible
                     self._flush(FlushReason.EMPTY_LIST)
                     self._event("batch_attempt", BatchAttempt.NO_HINT)
                     return result
-                row, score = st.pick(info, win.rows, rng)
-                result = HintResult(row, score, win.processed)
+                row, score, processed = hint
+                result = HintResult(row, score, processed)
             else:
                 assert st is not None
                 row, score = st.pick(self.fw, info, rng)
@@ -228,8 +228,7 @@ class OpportunisticBatch:
         order it was built on: a node change (the order, labels, node count) flushes it.
         A pending one is built now, from the snapshot as it is: a run pays for evaluating
         every node only once a pod can use it."""
-        if st.pending:
-            self.state = WindowCache.new(self.fw, info, snap, st.signature, st.created)
+        if st.pending:  # built by its first hint
             self._churn.reset()
             return True
         if not self._churn.rows_only() or snap.order is not st.order:

@@ -22,7 +22,7 @@ from ...framework import SKIP, Rows, ScorePlugin, WindowScorePlugin
 from ...framework.podinfo import PodInfo
 from ...framework.snapshot import BoolArray, IntArray, Snapshot
 from ..runtime import CycleState, Framework
-from ..select_host import best_positions, select_host
+from ..select_host import select_best, select_host
 from .array_bytes import array_bytes
 from .run_memo import RunMemo
 
@@ -110,48 +110,59 @@ class WindowCache:
         cls, fw: Framework, info: PodInfo, snap: Snapshot, signature: bytes, created: float,
     ) -> WindowCache:
         """A cache over the snapshot's nodes, none evaluated yet (see `known`)."""
-        order = snap.order
+        st = cls.pending_for(signature, created)
+        st._build(fw, info, snap)
+        return st
+
+    def _build(self, fw: Framework, info: PodInfo, snap: Snapshot) -> None:
+        """A pending cache made one over the snapshot's nodes, none evaluated yet."""
+        order = self.order = snap.order
         cap = snap.capacity
-        position = np.full(cap, -1, dtype=np.intp)
-        position[order] = np.arange(len(order), dtype=np.intp)
-        st = cls(
-            signature=signature, created=created, order=order, position=position,
-            feasible=np.zeros(cap, dtype=np.bool_), fpos=np.zeros(0, dtype=np.intp),
-            falive=np.zeros(0, dtype=np.bool_), frows=np.zeros(0, dtype=np.intp), raw={},
-            identity=[],
-            fixed=np.zeros(cap, dtype=np.int64), uniform=[], constant=0, dense=[],
-            windowed=[], states={}, skipped=set(), known=np.zeros(len(order), dtype=np.bool_),
-        )
+        self.position = np.full(cap, -1, dtype=np.intp)
+        self.position[order] = np.arange(len(order), dtype=np.intp)
+        self.feasible = np.zeros(cap, dtype=np.bool_)
+        self.fixed = np.zeros(cap, dtype=np.int64)
+        self.known = np.zeros(len(order), dtype=np.bool_)
+        self.pending = False
         for p in fw.score:
             if p.name in fw.window_scored_names:
                 state = fw.window_scored[p.name].window_state(info, snap, order)
                 if state is not SKIP:
-                    st.windowed.append((fw.window_scored[p.name], state, fw.weights[p.name]))
-        return st
+                    self.windowed.append((fw.window_scored[p.name], state, fw.weights[p.name]))
+
+    def hint(
+        self, fw: Framework, info: PodInfo, snap: Snapshot, cs: CycleState, start: int,
+        to_find: int, rng: np.random.Generator,
+    ) -> tuple[int, int, int] | None:
+        """(row, score, nodes visited) of the sampled cycle from `start`, built first if
+        pending; None when every node is evaluated and none is feasible."""
+        if self.pending:
+            self._build(fw, info, snap)
+        win = self.window(fw, info, snap, cs, start, to_find)
+        if len(win.rows) == 0:
+            return None
+        row, score = self.pick(info, win.rows, rng)
+        return row, score, win.processed
 
     def _evaluate(
         self, fw: Framework, info: PodInfo, snap: Snapshot, cs: CycleState, ps: Rows
     ) -> None:
         """Filter the positions `ps` (not evaluated yet) and raw-score their feasible rows."""
         rows = self.order[ps]
-        ok = fw.run_filter(cs, info, snap, rows, diagnose=False).feasible
+        # PreScore of the first scored rows holds for this run's pods (pre_score_assume_stable)
+        stable = self.classified and fw.pre_score_assume_stable
+        pre = (self.states, self.skipped) if stable else None
+        ok, sr = fw.evaluate(cs, info, snap, rows, pre)
         self.feasible[rows] = ok
         self._compact()
         self._set_fpos(np.sort(np.concatenate((self.fpos, ps[ok]))))
         self.known[ps] = True
         self.complete = bool(self.known.all())
-        frows = rows[ok]
-        if len(frows) == 0:
+        if sr is None:
             return
-        if self.classified and fw.pre_score_assume_stable:
-            # PreScore of the first scored rows holds for this run's pods
-            raw = fw.score_raw(info, snap, frows, self.states, self.skipped,
-                               fw.window_scored_names)
-        else:
-            sr = fw.run_score(info, snap, frows, raw_only=True, exclude=fw.window_scored_names)
-            if not self.classified:
-                self._classify(fw, info, sr.raw, sr.states, sr.skipped)
-            raw = sr.raw
+        if not self.classified:
+            self._classify(fw, info, sr.raw, sr.states, sr.skipped)
+        frows, raw = rows[ok], sr.raw
         self.set_raws(info, frows, raw)
 
     def _classify(
@@ -394,5 +405,5 @@ class WindowCache:
         for wp, state, weight in self.windowed:
             _, norm = wp.window_scores(state, rows)
             totals = totals + norm * weight
-        best, ties = best_positions(totals)
-        return int(rows[select_host(ties, rng)]), best + self.constant
+        pos, best = select_best(totals, rng)
+        return int(rows[pos]), best + self.constant
