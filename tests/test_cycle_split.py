@@ -12,8 +12,7 @@ import pytest
 
 from schedsvc.config import parse_config
 from schedsvc.engine.batching import OpportunisticBatch
-from schedsvc.engine.cycle_context import CycleCursor
-from schedsvc.engine.cycle_record import CycleRecord
+from schedsvc.engine.cycle_context import CycleCursor, CycleRecord
 from schedsvc.engine.observer import NullObserver
 from schedsvc.engine.schedule_one import schedule_one
 from schedsvc.engine.scheduler import Engine, SnapshotUpdate

@@ -23,7 +23,8 @@ from ..framework.podinfo import PodInfo
 from ..framework.snapshot import Snapshot
 from ..model import Pod
 from .batching import ClusterBatches, ParkedBudget
-from .cycle_context import CycleCursor, CycleEnv
+from .cycle_context import CycleCursor
+from .cycle_env import CycleEnv
 from .explain import Explanation, explain
 from .nomination_bound import check_update
 from .observer import Observer
@@ -75,6 +76,7 @@ class Cluster:
             engine.frameworks, engine.observer, engine.batching_enabled, engine.parked_budget
         )
         self.staged = StagedReplace(engine.staged_idle_seconds)
+        self._cycle_env = self._env()
         # why the state is no longer whole ("" while it is): an operation ran out of memory
         # halfway through changing it. Nothing but a replace or DeleteCluster is served then,
         # so no answer is ever computed from half an update
@@ -136,6 +138,7 @@ class Cluster:
         """A replaced snapshot takes the live one's place (the caller tells the batches)."""
         snap.generation = self.snapshot.generation + 1
         self.snapshot = snap
+        self._cycle_env = self._env()
         self.cursor.next_start_index = 0
 
     def _stage(self, upd: SnapshotUpdate) -> UpdateResult:
@@ -163,12 +166,13 @@ class Cluster:
 
     # ---- scheduling ---------------------------------------------------------------------------
     def _env(self) -> CycleEnv:
-        """What the cycles of one request read (the lock held: the snapshot stays)."""
+        """What the cycles read: built when the snapshot is swapped in (the rest never
+        changes), so a request takes it as it is."""
         e = self.engine
         return CycleEnv(
             self.snapshot, self.batches, e.frameworks, e.observer,
             e.config.percentage_of_nodes_to_score, e.executor, e.config.parallelism,
-            e.max_nominated_pods,
+            e.max_nominated_pods, self.batches.by_profile(),
         )
 
     def schedule(
@@ -193,7 +197,7 @@ class Cluster:
         if self.damaged:
             self._refuse_damaged()
         out: list[Placement] = []
-        env, cursor = self._env(), self.cursor
+        env, cursor = self._cycle_env, self.cursor
         try:
             for p in pods:
                 if should_continue is not None and not should_continue():
@@ -216,7 +220,7 @@ class Cluster:
             self.staged.refuse_if_open(self.name)
             if self.damaged:
                 self._refuse_damaged()
-            return explain(self._env(), pod)
+            return explain(self._cycle_env, pod)
 
     # ---- for the server: a batch in slices, and a size hint ----------------------------------
     def run_slice(

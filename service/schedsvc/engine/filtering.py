@@ -20,9 +20,6 @@ from ..framework.snapshot import Snapshot
 from .runtime import BlockResult, CycleState, Framework, Rejection
 
 __all__ = [
-    "MIN_FEASIBLE_NODES_TO_FIND",
-    "MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND",
-    "num_feasible_nodes_to_find",
     "Diagnosis",
     "FilterOutcome",
     "find_nodes_that_pass_filters",
@@ -31,8 +28,6 @@ __all__ = [
     "filter_block",
 ]
 
-MIN_FEASIBLE_NODES_TO_FIND = 100
-MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5
 # A thread hand-off costs more than numpy saves until pieces are very large: on 2 cores at
 # 5000 nodes, 2048-row pieces on the pool ran at 1050 pods/s against 2386 inline, and at 15000
 # nodes 7500-row pieces at 380 against 937 (a one-off measurement; no script kept). Pieces
@@ -40,20 +35,6 @@ MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5
 THREAD_PIECE_MIN_ROWS = 32768
 # Inline pieces when sampling: small enough to stop early, large enough to amortize numpy.
 INLINE_PIECE_MIN_ROWS = 1024
-
-
-def num_feasible_nodes_to_find(num_all_nodes: int, percentage: int) -> int:
-    """kube's numFeasibleNodesToFind; percentage 0 means adaptive (50 - nodes/125, floor 5)."""
-    if num_all_nodes < MIN_FEASIBLE_NODES_TO_FIND:
-        return num_all_nodes
-    if percentage == 0:
-        percentage = 50 - num_all_nodes // 125
-        if percentage < MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND:
-            percentage = MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND
-    num = num_all_nodes * percentage // 100
-    if num < MIN_FEASIBLE_NODES_TO_FIND:
-        return MIN_FEASIBLE_NODES_TO_FIND
-    return num
 
 
 @dataclass(slots=True)

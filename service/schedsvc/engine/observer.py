@@ -2,7 +2,7 @@
 
 The engine calls these hooks; observability/ implements them with Prometheus and
 OpenTelemetry. A scheduling cycle reports once, at its end, with the record of everything it
-did (cycle_record.py); the other hooks carry what happens outside a cycle (an UpdateSnapshot's
+did (cycle_context.py); the other hooks carry what happens outside a cycle (an UpdateSnapshot's
 flushes, Explain's extension points, a filter piece on a worker thread). The null observer
 costs one method call per event, so with metrics and tracing off the hot path pays nothing
 else. Durations are measured by the engine (perf_counter pairs) and handed over as seconds: an
@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Protocol
 
-from .cycle_record import CycleRecord
+from .cycle_context import CycleRecord
 
 __all__ = ["Observer", "NullObserver", "NULL_OBSERVER"]
 

@@ -33,7 +33,7 @@ from ..framework import (
 from ..framework.podinfo import PodInfo
 from ..framework.snapshot import BoolArray, IntArray, Snapshot
 from ..plugins.registry import Registry
-from .cycle_record import CURRENT
+from .cycle_context import CURRENT
 from .observer import NULL_OBSERVER, Observer
 
 __all__ = ["Framework", "CycleState", "Rejection", "BlockResult", "ScoreResult"]

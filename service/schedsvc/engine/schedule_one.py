@@ -16,8 +16,8 @@ from ..framework.podinfo import PodInfo, pod_info
 from ..framework.snapshot import Snapshot
 from ..model import Outcome, Pod
 from .batching import FlushReason, OpportunisticBatch
-from .cycle_context import CycleCursor, CycleEnv
-from .cycle_record import CURRENT, CycleRecord
+from .cycle_context import CURRENT, CycleCursor, CycleRecord
+from .cycle_env import CycleEnv
 from .filtering import Diagnosis, NominatedPods, fit_error_message
 from .nomination_bound import preempt_within_bound
 from .preemption import PreemptionResult, Victim
@@ -104,7 +104,7 @@ def _scheduling_cycle(
     if pod.uid in snap.nominated and not dry_run:
         # placing it ends its nomination, which other pods' two-pass filters counted
         env.batches.invalidate()
-    batch = env.batches[fw.name]
+    batch = env.batch[fw.name]
     nominated = nominated_pods(fw, snap, info) if snap.nominated else None
     r = schedule_pod(env, cursor, fw, batch, info, nominated)
     record_batch(batch, info, snap, cycle, r)
@@ -160,8 +160,7 @@ def assume(
     snap = env.snapshot
     before = snap.generation
     snap.add_pod(pod, snap.node(row).name, assumed=True, info=info)
-    batch.assumed(before, snap.generation)
-    env.batches.pod_assumed(row, pod)
+    env.batches.pod_assumed(row, pod, batch, before, snap.generation)
 
 
 def _unschedulable(

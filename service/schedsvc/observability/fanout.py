@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ..engine.cycle_record import CycleRecord
+from ..engine.cycle_context import CycleRecord
 from ..engine.observer import NULL_OBSERVER, Observer
 
 __all__ = ["FanoutObserver", "combine"]

@@ -22,7 +22,7 @@ from prometheus_client import (
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
-from ..engine.cycle_record import CycleRecord
+from ..engine.cycle_context import CycleRecord
 from .hot_metrics import HotMetrics
 
 if TYPE_CHECKING:

@@ -31,7 +31,7 @@ from opentelemetry.sdk.trace.export import (
 )
 from opentelemetry.trace import Status, StatusCode, Tracer
 
-from ..engine.cycle_record import CycleRecord
+from ..engine.cycle_context import CycleRecord
 
 __all__ = ["TracingObserver", "Tracing", "setup_tracing", "CYCLE_SPAN"]
 

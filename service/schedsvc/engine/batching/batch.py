@@ -31,10 +31,10 @@ from ...framework.affinity_index import pod_has_pod_affinity
 from ...framework.podinfo import PodInfo
 from ...framework.snapshot import Snapshot
 from ...model import Pod
-from ..cycle_record import CURRENT
+from ..cycle_context import CURRENT
 from ..observer import Observer
 from ..runtime import CycleState, Framework, ScoreResult
-from .batch_types import NO_HINT, BatchAttempt, FlushReason, HintResult, LastCycle
+from .batch_types import BatchAttempt, FlushReason, Hint, LastCycle
 from .churn import Churn
 from .parked import ParkedBudget, ParkedStates
 from .run_memo import RunMemo
@@ -43,7 +43,7 @@ from .score_recheck import score_cache_compatible
 from .signature import PodSigner
 from .window_cache import WindowCache
 
-__all__ = ["FlushReason", "BatchAttempt", "HintResult", "OpportunisticBatch"]
+__all__ = ["FlushReason", "BatchAttempt", "Hint", "OpportunisticBatch"]
 
 
 class OpportunisticBatch:
@@ -111,9 +111,15 @@ class OpportunisticBatch:
         else:
             self._churn.add(dirty, node_rows, nodes_changed)
 
-    def pod_assumed(self, row: int, pod: Pod) -> None:
+    def pod_assumed(
+        self, row: int, pod: Pod, generations: tuple[int, int] | None = None
+    ) -> None:
         """A pod of any profile was assumed on `row`: parked caches re-evaluate it on resume;
-        pod (anti-)affinity terms reach whole domains, which no row list expresses."""
+        pod (anti-)affinity terms reach whole domains, which no row list expresses. The pod
+        of this profile's cycle comes with the generations it moved the snapshot between: a
+        CycleState valid before stays valid for the next pod of the same signature."""
+        if generations is not None and self._run is not None:
+            self._run.assumed(*generations)
         if len(self.parked):
             if pod_has_pod_affinity(pod):
                 self.parked.clear()
@@ -128,14 +134,14 @@ class OpportunisticBatch:
     def get_node_hint(
         self, info: PodInfo, snap: Snapshot, cycle: int, rng: np.random.Generator,
         start_index: int, to_find: int,
-    ) -> HintResult:
-        """A hint for the pod of `cycle`: `start_index` is the position in `snap.order` the
-        filter stage would visit first now, `to_find` the feasible nodes it would look for
-        (numFeasibleNodesToFind)."""
+    ) -> Hint | None:
+        """A hint for the pod of `cycle`, or None: `start_index` is the position in
+        `snap.order` the filter stage would visit first now, `to_find` the feasible nodes it
+        would look for (numFeasibleNodesToFind)."""
         if not self.enabled:
-            return NO_HINT
+            return None
         started = time.perf_counter()
-        result = NO_HINT
+        result: Hint | None = None
         try:
             sig, full = self.signer.sign(info)
             self._signature = (cycle, sig, full)
@@ -146,25 +152,23 @@ class OpportunisticBatch:
             if isinstance(st, WindowCache):
                 memo = self._run  # the compatibility check made it this pod's
                 assert memo is not None
-                hint = st.hint(self.fw, info, snap, memo.cycle_state, start_index, to_find, rng)
-                if hint is None:  # every node evaluated, none feasible
+                result = st.hint(self.fw, info, snap, memo.cycle_state, start_index, to_find, rng)
+                if result is None:  # every node evaluated, none feasible
                     self._flush(FlushReason.EMPTY_LIST)
                     self._event("batch_attempt", BatchAttempt.NO_HINT)
                     return result
-                row, score, processed = hint
-                result = HintResult(row, score, processed)
             else:
                 assert st is not None
                 row, score = st.pick(self.fw, info, rng)
-                result = HintResult(row, score, len(snap.order))
-            self._hinted = (cycle, row)
+                result = (row, score, len(snap.order))
+            self._hinted = (cycle, result[0])
             self._event("batch_attempt", BatchAttempt.HINT)
             return result
         finally:
             rec = CURRENT.rec
             if rec is not None:
                 ended = time.perf_counter()
-                rec.hint = (result.row is not None, ended - started, ended)
+                rec.hint = (result is not None, ended - started, ended)
 
     def _batch_state_compatible(
         self, info: PodInfo, snap: Snapshot, cycle: int, sig: bytes | None, start_index: int,
@@ -302,12 +306,6 @@ class OpportunisticBatch:
         cs = self.fw.run_pre_filter(info, snap)
         self._run = RunMemo(sig, snap.generation, cs)
         return cs
-
-    def assumed(self, before: int, after: int) -> None:
-        """The pod of this cycle was assumed, taking the generation from `before` to `after`:
-        a CycleState valid before stays valid for the next pod of the same signature."""
-        if self._run is not None:
-            self._run.assumed(before, after)
 
     # ---- StoreScheduleResults ---------------------------------------------------------------
     def hint_used(self, cycle: int, row: int, name: str) -> None:

@@ -24,6 +24,7 @@ from ...framework.snapshot import BoolArray, IntArray, Snapshot
 from ..runtime import CycleState, Framework
 from ..select_host import select_best, select_host
 from .array_bytes import array_bytes
+from .batch_types import Hint
 from .run_memo import RunMemo
 
 __all__ = ["Window", "WindowCache"]
@@ -133,7 +134,7 @@ class WindowCache:
     def hint(
         self, fw: Framework, info: PodInfo, snap: Snapshot, cs: CycleState, start: int,
         to_find: int, rng: np.random.Generator,
-    ) -> tuple[int, int, int] | None:
+    ) -> Hint | None:
         """(row, score, nodes visited) of the sampled cycle from `start`, built first if
         pending; None when every node is evaluated and none is feasible."""
         if self.pending:
