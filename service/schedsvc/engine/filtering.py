@@ -23,6 +23,7 @@ __all__ = [
     "Diagnosis",
     "FilterOutcome",
     "find_nodes_that_pass_filters",
+    "fit_error",
     "fit_error_message",
     "NominatedPods",
     "filter_block",
@@ -84,14 +85,22 @@ def _go_list(items: list[str]) -> str:
 def fit_error_message(num_all_nodes: int, diagnosis: Diagnosis, post_filter_msg: str = "") -> str:
     """kube's FitError.Error(): reasons histogram sorted as strings, "count reason", then the
     PostFilter message if any."""
+    return fit_error(num_all_nodes, diagnosis, post_filter_msg)[0]
+
+
+def fit_error(
+    num_all_nodes: int, diagnosis: Diagnosis, post_filter_msg: str = ""
+) -> tuple[str, dict[str, int]]:
+    """kube's FitError: its message (fit_error_message) and the reasons histogram it counts."""
+    counts = diagnosis.reason_counts()
     msg = f"0/{num_all_nodes} nodes are available:"
     if diagnosis.pre_filter_msg:
         msg += f" {diagnosis.pre_filter_msg}."
     else:
-        parts = sorted(f"{v} {k}" for k, v in diagnosis.reason_counts().items())
+        parts = sorted(f"{v} {k}" for k, v in counts.items())
         if parts:
             msg += " " + ", ".join(parts) + "."
-    return f"{msg} {post_filter_msg}" if post_filter_msg else msg
+    return (f"{msg} {post_filter_msg}" if post_filter_msg else msg), counts
 
 
 @dataclass(slots=True)

@@ -18,7 +18,7 @@ from ..model import Outcome, Pod
 from .batching import FlushReason, OpportunisticBatch
 from .cycle_context import CURRENT, CycleCursor, CycleRecord
 from .cycle_env import CycleEnv
-from .filtering import Diagnosis, NominatedPods, fit_error_message
+from .filtering import Diagnosis, NominatedPods, fit_error
 from .nomination_bound import preempt_within_bound
 from .preemption import PreemptionResult, Victim
 from .runtime import CycleState, Framework
@@ -176,12 +176,12 @@ def _unschedulable(
         )
     assert r.cs is not None
     post = post_filter(env, cursor, fw, r.cs, info, diag, nominated, dry_run)
+    message, reasons = fit_error(
+        env.snapshot.num_nodes, diag, post.message if post is not None else ""
+    )
     return Placement(
-        pod.uid, "", Outcome.UNSCHEDULABLE,
-        message=fit_error_message(
-            env.snapshot.num_nodes, diag, post.message if post is not None else ""
-        ),
-        reasons=diag.reason_counts(), cycle=cycle, nodes_evaluated=r.evaluated,
+        pod.uid, "", Outcome.UNSCHEDULABLE, message=message,
+        reasons=reasons, cycle=cycle, nodes_evaluated=r.evaluated,
         nominated_node_name=post.nominated_node if post is not None else "",
         victims=post.victims if post is not None else (),
     )

@@ -180,7 +180,8 @@ class OpportunisticBatch:
             sig in self.parked
         ):
             return self._resume(info, snap, cycle, sig)
-        if st is None or st.nlive == 0:
+        # a WindowCache is flushed where it is found empty (recheck, resume, its window)
+        if st is None or (isinstance(st, ScoreCache) and st.nlive == 0):
             return False
         reason = self._kube_incompatible(snap, cycle, sig, st)
         cs: CycleState | None = None
@@ -235,18 +236,19 @@ class OpportunisticBatch:
         if st.pending:  # built by its first hint
             self._churn.reset()
             return True
-        if not self._churn.rows_only() or snap.order is not st.order:
+        check = self._churn.take_rows(row) if snap.order is st.order else None
+        if check is None:
             self._flush(FlushReason.SNAPSHOT_CHANGED)
             return False
-        if self._churn.any_rows():
-            check, _ = self._churn.take(row)
+        if check:
             rows: Rows = np.array(sorted(r for r in check if snap.alive[r]), dtype=np.intp)
             ok = st.recheck_rows(self.fw, info, snap, cs, rows, row, self.rescore)
         else:
             ok = st.recheck_last(self.fw, info, snap, cs, row, self.rescore, self._run)
-        if not self._still_hintable(ok, st.nlive):
+        if not ok:
+            self._flush(FlushReason.NODE_NOT_FULL)
             return False
-        return True
+        return True  # none left to hint (empty_list): the hint finds its window empty
 
     def _park(self) -> None:
         """Keep the current WindowCache for when its signature comes back. It is exact but
