@@ -98,6 +98,10 @@ class PrometheusObserver:
             ["plugin", "extension_point", "status"],
             PLUGIN_BUCKETS,
         )
+        self._batch_metrics(hot)
+
+    def _batch_metrics(self, hot: HotMetrics) -> None:
+        """Batching's families (kube's, and ours for skips and refused nominations)."""
         self.batch_attempts = hot.counter(
             "scheduler_batch_attempts",
             "Counts of results when we attempt to use batching.",

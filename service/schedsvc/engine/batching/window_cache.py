@@ -97,13 +97,10 @@ class WindowCache:
     @classmethod
     def pending_for(cls, signature: bytes, created: float) -> WindowCache:
         """A cache for `signature` to be built (`new`) when the next pod asks for a hint."""
-        none: Rows = np.zeros(0, dtype=np.intp)
+        none, no = np.zeros(0, dtype=np.intp), np.zeros(0, dtype=np.bool_)
         return cls(
-            signature=signature, created=created, order=none, position=none,
-            feasible=np.zeros(0, dtype=np.bool_), fpos=none, falive=np.zeros(0, dtype=np.bool_),
-            frows=none, raw={}, identity=[],
-            fixed=np.zeros(0, dtype=np.int64), uniform=[], constant=0, dense=[], windowed=[],
-            states={}, skipped=set(), pending=True,
+            signature, created, none, none, no, none, no, none, {}, [],
+            np.zeros(0, dtype=np.int64), [], 0, [], [], {}, set(), pending=True,
         )
 
     @classmethod
@@ -125,18 +122,16 @@ class WindowCache:
         self.fixed = np.zeros(cap, dtype=np.int64)
         self.known = np.zeros(len(order), dtype=np.bool_)
         self.pending = False
-        for p in fw.score:
-            if p.name in fw.window_scored_names:
-                state = fw.window_scored[p.name].window_state(info, snap, order)
-                if state is not SKIP:
-                    self.windowed.append((fw.window_scored[p.name], state, fw.weights[p.name]))
+        for name, wp in fw.window_scored.items():  # in the order of fw.score
+            state = wp.window_state(info, snap, order)
+            if state is not SKIP:
+                self.windowed.append((wp, state, fw.weights[name]))
 
     def hint(
         self, fw: Framework, info: PodInfo, snap: Snapshot, cs: CycleState, start: int,
         to_find: int, rng: np.random.Generator,
     ) -> Hint | None:
-        """(row, score, nodes visited) of the sampled cycle from `start`, built first if
-        pending; None when every node is evaluated and none is feasible."""
+        """The sampled cycle's pick from `start` (built first if pending); None: none fits."""
         if self.pending:
             self._build(fw, info, snap)
         win = self.window(fw, info, snap, cs, start, to_find)
@@ -163,8 +158,7 @@ class WindowCache:
             return
         if not self.classified:
             self._classify(fw, info, sr.raw, sr.states, sr.skipped)
-        frows, raw = rows[ok], sr.raw
-        self.set_raws(info, frows, raw)
+        self.set_raws(info, rows[ok], sr.raw)
 
     def _classify(
         self, fw: Framework, info: PodInfo, raw: dict[str, IntArray], states: dict[str, Any],
@@ -190,11 +184,6 @@ class WindowCache:
             else:
                 self.dense.append((p, weight))
         self._uniform_constant(info)
-
-    def evaluated(self, rows: Rows) -> BoolArray:
-        """Which of `rows` have been evaluated (a row not yet is evaluated afresh later)."""
-        out: BoolArray = self.known[self.position[rows]]
-        return out
 
     def _uniform_constant(self, info: PodInfo) -> None:
         """Equal raw scores normalize to one value however many there are (normalize_uniform)."""
@@ -314,7 +303,7 @@ class WindowCache:
         re-filter, rescore those that fit. Rows not evaluated yet are evaluated when reached;
         their pods still move the kept counts."""
         self.pods_changed(snap, rows)
-        rows = rows[self.evaluated(rows)]
+        rows = rows[self.known[self.position[rows]]]  # not evaluated yet: when reached
         was = self.feasible[rows]
         feasible = np.zeros(len(rows), dtype=np.bool_)
         for part, dyn in ((was, True), (~was, False)):
