@@ -40,6 +40,21 @@ PATHS: dict[tuple[int, bool, str], tuple[int, list[str]]] = {
         "schedsvc.engine.batching.batch.pod_assumed",
         "schedsvc.engine.batching.run_memo.assumed",
     ]),
+    (200, False, "unfit"): (36, [
+        "schedsvc.engine.runtime.run_filter",
+        "schedsvc.engine.batching.batch.store_failure",
+        "schedsvc.engine.filtering.fit_error",
+    ]),
+    (50, True, "plain"): (33, [
+        "schedsvc.engine.batching.churn.any_rows",
+        "schedsvc.engine.runtime.score_one",
+        "schedsvc.engine.batching.score_cache.set_one",
+        "schedsvc.engine.batching.churn.nodes_changed",
+        "schedsvc.engine.batching.score_cache.pick",
+        "schedsvc.engine.batching.batch.hint_used",
+        "schedsvc.engine.batching.batch.pod_assumed",
+        "schedsvc.engine.batching.run_memo.assumed",
+    ]),
 }
 
 
@@ -51,7 +66,9 @@ def _returns(path: Path) -> list[str]:
     ("nodes", "hint", "kind"), list(PATHS),
     ids=["a plain pod's first hint on a sampled cluster",
          "a plain pod hinted after one of its run",
-         "a spreading pod hinted after one of its run"],
+         "a spreading pod hinted after one of its run",
+         "a pod no node holds: the FitError path",
+         "a plain pod hinted from a ScoreCache (every node scored)"],
 )
 def test_a_placement_enters_no_more_modules_and_comes_back_to_no_more_than_today(
     nodes: int, hint: bool, kind: str
