@@ -17,7 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from schedsvc.config import parse_config
-from schedsvc.engine.filtering import num_feasible_nodes_to_find
+from schedsvc.engine.schedule_pod import num_feasible_nodes_to_find
 from schedsvc.engine.scheduler import Engine, SnapshotUpdate
 from schedsvc.model import LabelSelector, Node, Taint, TopologySpreadConstraint
 from tests.batching_play import ZONE_KEY, Step, config, play

@@ -12,7 +12,7 @@ import pytest
 
 from schedsvc.config import parse_config
 from schedsvc.engine.batching import OpportunisticBatch
-from schedsvc.engine.cycle_context import CycleCursor
+from schedsvc.engine.cycle_context import CycleCursor, CycleRecord
 from schedsvc.engine.observer import NullObserver
 from schedsvc.engine.schedule_one import schedule_one
 from schedsvc.engine.scheduler import Engine, SnapshotUpdate
@@ -42,8 +42,9 @@ class _Scheduled(NullObserver):
     def __init__(self) -> None:
         self.results: list[str] = []
 
-    def scheduled(self, profile: str, result: str, seconds: float) -> None:
-        self.results.append(result)
+    def cycle(self, rec: CycleRecord) -> None:
+        if rec.result:
+            self.results.append(rec.result)
 
 
 def _count_records(batch: OpportunisticBatch, monkeypatch: pytest.MonkeyPatch) -> list[str]:

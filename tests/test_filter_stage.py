@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from schedsvc.engine.filtering import num_feasible_nodes_to_find
+from schedsvc.engine.schedule_pod import num_feasible_nodes_to_find
 from schedsvc.engine.scheduler import Cluster, SnapshotUpdate
 from schedsvc.model import Node, Outcome, Taint
 from tests.builders import GiB, cluster_of, node, pod

@@ -23,7 +23,7 @@ from google.rpc import error_details_pb2
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_status import rpc_status
 
-import schedsvc.engine.scheduler as scheduler_module
+import schedsvc.engine.cluster as cluster_module
 from schedsvc.errors import ResourceExhausted
 from schedsvc.framework.snapshot import Snapshot
 from schedsvc.server.app import Server
@@ -254,8 +254,8 @@ def test_memory_error_is_resource_exhausted_and_never_leaves_half_an_update_in_u
         conv = server.handler.converter
         monkeypatch.setattr(conv, "node_from_pb", _raise_on_call(2, conv.node_from_pb))
     elif where == "schedule_one":
-        monkeypatch.setattr(scheduler_module, "schedule_one",
-                            _raise_on_call(1, scheduler_module.schedule_one))
+        monkeypatch.setattr(cluster_module, "schedule_one",
+                            _raise_on_call(1, cluster_module.schedule_one))
     else:
         monkeypatch.setattr(Snapshot, where, _raise_on_call(2 if where == "upsert_node" else 1,
                                                             getattr(Snapshot, where)))

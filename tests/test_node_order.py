@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from schedsvc.config import parse_config
-from schedsvc.engine.filtering import num_feasible_nodes_to_find
+from schedsvc.engine.schedule_pod import num_feasible_nodes_to_find
 from schedsvc.engine.scheduler import Cluster, Engine, SnapshotUpdate
 from schedsvc.framework.node_tree import zone_key
 from schedsvc.framework.snapshot import Snapshot

@@ -3,7 +3,9 @@
 Prints the modules a unary Schedule of one pod enters, in order, and every call back into an
 engine module after all of that module's frames had returned (a placement that "comes back to
 a file it left"). `tests/test_architecture.py` holds the counts; docs/architecture.md walks the
-path. Run: `python -m tools.placement_path [--hint] [--nodes N]`.
+path. Run: `python -m tools.placement_path [--hint] [--nodes N] [--pod KIND]`; KIND is plain
+(the default), spread (a soft PodTopologySpread constraint: batching keeps a WindowCache) or
+unfit (a pod no node can hold: the FitError path, its cycle refused).
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from schedsvc.engine.scheduler import Engine
 from schedsvc.server.request_handler import RequestHandler
 from schedsvc.v1 import schedule_pb2 as pb
 
-__all__ = ["Path", "follow", "placement_path"]
+__all__ = ["POD_KINDS", "Path", "follow", "placement_path"]
 
 ENGINE = "schedsvc.engine"
 
@@ -74,20 +76,31 @@ def _node(i: int) -> pb.Node:
                    allocatable={"cpu": "8", "memory": "32Gi", "pods": "110"})
 
 
-def _pod(uid: str) -> pb.Pod:
-    return pb.Pod(uid=uid, name=uid, namespace="default",
-                  containers=[pb.Container(name="c", requests={"cpu": "100m"})])
+POD_KINDS = ("plain", "spread", "unfit")
 
 
-def placement_path(nodes: int = 200, hint: bool = False) -> Path:
-    """One Schedule of one plain pod on `nodes` nodes (after a warm-up pod); with `hint`, a pod
-    the batch state has a hint for (the same signature as the pod before)."""
+def _pod(uid: str, kind: str = "plain") -> pb.Pod:
+    cpu = "64" if kind == "unfit" else "100m"  # more than any node's 8 cores
+    pod = pb.Pod(uid=uid, name=uid, namespace="default", labels={"app": "x"},
+                 containers=[pb.Container(name="c", requests={"cpu": cpu})])
+    if kind == "spread":
+        pod.topology_spread_constraints.add(
+            max_skew=1, topology_key="kubernetes.io/hostname",
+            when_unsatisfiable="ScheduleAnyway",
+        ).label_selector.match_labels["app"] = "x"
+    return pod
+
+
+def placement_path(nodes: int = 200, hint: bool = False, kind: str = "plain") -> Path:
+    """One Schedule of one pod of `kind` on `nodes` nodes (after a warm-up pod of the same
+    kind); with `hint`, a pod the batch state has a hint for (the same signature as the pod
+    before)."""
     handler = RequestHandler(Engine(default_config(), seed=1))
     handler.update_snapshot(pb.UpdateSnapshotRequest(
         replace=True, upsert_nodes=[_node(i) for i in range(nodes)]))
     caller = _Caller()
-    handler.schedule(pb.ScheduleRequest(pods=[_pod("warm")]), caller)
-    pods = [_pod("a"), _pod("b")] if hint else [_pod("a")]
+    handler.schedule(pb.ScheduleRequest(pods=[_pod("warm", kind)]), caller)
+    pods = [_pod("a", kind), _pod("b", kind)] if hint else [_pod("a", kind)]
     if hint:
         handler.schedule(pb.ScheduleRequest(pods=pods[:1]), caller)
     last = pb.ScheduleRequest(pods=pods[-1:])
@@ -98,8 +111,9 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--nodes", type=int, default=200)
     ap.add_argument("--hint", action="store_true")
+    ap.add_argument("--pod", choices=POD_KINDS, default="plain")
     args = ap.parse_args()
-    path = placement_path(args.nodes, args.hint)
+    path = placement_path(args.nodes, args.hint, args.pod)
     print(f"{len(path.entered)} modules entered:")
     for m in path.entered:
         print(f"  {m}")

@@ -15,7 +15,7 @@ from ..framework import Rows
 from ..framework.podinfo import PodInfo, pod_info
 from ..framework.snapshot import Snapshot
 from ..model import Pod
-from .cycle_context import CycleEnv
+from .cycle_env import CycleEnv
 from .filtering import Diagnosis, find_nodes_that_pass_filters, fit_error_message
 from .nomination_bound import preempt_within_bound
 from .preemption import Candidate, PreemptionResult

@@ -20,19 +20,15 @@ from ..framework.snapshot import Snapshot
 from .runtime import BlockResult, CycleState, Framework, Rejection
 
 __all__ = [
-    "MIN_FEASIBLE_NODES_TO_FIND",
-    "MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND",
-    "num_feasible_nodes_to_find",
     "Diagnosis",
     "FilterOutcome",
     "find_nodes_that_pass_filters",
+    "fit_error",
     "fit_error_message",
     "NominatedPods",
     "filter_block",
 ]
 
-MIN_FEASIBLE_NODES_TO_FIND = 100
-MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5
 # A thread hand-off costs more than numpy saves until pieces are very large: on 2 cores at
 # 5000 nodes, 2048-row pieces on the pool ran at 1050 pods/s against 2386 inline, and at 15000
 # nodes 7500-row pieces at 380 against 937 (a one-off measurement; no script kept). Pieces
@@ -40,20 +36,6 @@ MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5
 THREAD_PIECE_MIN_ROWS = 32768
 # Inline pieces when sampling: small enough to stop early, large enough to amortize numpy.
 INLINE_PIECE_MIN_ROWS = 1024
-
-
-def num_feasible_nodes_to_find(num_all_nodes: int, percentage: int) -> int:
-    """kube's numFeasibleNodesToFind; percentage 0 means adaptive (50 - nodes/125, floor 5)."""
-    if num_all_nodes < MIN_FEASIBLE_NODES_TO_FIND:
-        return num_all_nodes
-    if percentage == 0:
-        percentage = 50 - num_all_nodes // 125
-        if percentage < MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND:
-            percentage = MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND
-    num = num_all_nodes * percentage // 100
-    if num < MIN_FEASIBLE_NODES_TO_FIND:
-        return MIN_FEASIBLE_NODES_TO_FIND
-    return num
 
 
 @dataclass(slots=True)
@@ -103,14 +85,22 @@ def _go_list(items: list[str]) -> str:
 def fit_error_message(num_all_nodes: int, diagnosis: Diagnosis, post_filter_msg: str = "") -> str:
     """kube's FitError.Error(): reasons histogram sorted as strings, "count reason", then the
     PostFilter message if any."""
+    return fit_error(num_all_nodes, diagnosis, post_filter_msg)[0]
+
+
+def fit_error(
+    num_all_nodes: int, diagnosis: Diagnosis, post_filter_msg: str = ""
+) -> tuple[str, dict[str, int]]:
+    """kube's FitError: its message (fit_error_message) and the reasons histogram it counts."""
+    counts = diagnosis.reason_counts()
     msg = f"0/{num_all_nodes} nodes are available:"
     if diagnosis.pre_filter_msg:
         msg += f" {diagnosis.pre_filter_msg}."
     else:
-        parts = sorted(f"{v} {k}" for k, v in diagnosis.reason_counts().items())
+        parts = sorted(f"{v} {k}" for k, v in counts.items())
         if parts:
             msg += " " + ", ".join(parts) + "."
-    return f"{msg} {post_filter_msg}" if post_filter_msg else msg
+    return (f"{msg} {post_filter_msg}" if post_filter_msg else msg), counts
 
 
 @dataclass(slots=True)

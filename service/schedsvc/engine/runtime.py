@@ -33,6 +33,7 @@ from ..framework import (
 from ..framework.podinfo import PodInfo
 from ..framework.snapshot import BoolArray, IntArray, Snapshot
 from ..plugins.registry import Registry
+from .cycle_context import CURRENT
 from .observer import NULL_OBSERVER, Observer
 
 __all__ = ["Framework", "CycleState", "Rejection", "BlockResult", "ScoreResult"]
@@ -155,8 +156,24 @@ class Framework:
         started = time.perf_counter()
         cs = self._pre_filter(pod, snap, CycleState(record_plugin_metrics=record))
         status = "Success" if cs.rejected is None else cs.rejected[2]
-        self.observer.extension_point(self.name, "PreFilter", status, time.perf_counter() - started)
+        self._point("PreFilter", status, started, time.perf_counter())
         return cs
+
+    def _point(self, point: str, status: str, started: float, ended: float) -> None:
+        """An extension point ran: into the record of the cycle on this thread, if any."""
+        rec = CURRENT.rec
+        if rec is not None:
+            rec.points.append((point, status, ended - started, ended))
+        else:
+            self.observer.extension_point(self.name, point, status, ended - started)
+
+    def _plugin(self, plugin: str, point: str, status: str, seconds: float) -> None:
+        """One plugin's duration in a sampled cycle: into the cycle's record, as _point."""
+        rec = CURRENT.rec
+        if rec is not None:
+            rec.plugins.append((plugin, point, status, seconds))
+        else:
+            self.observer.plugin_duration(plugin, point, status, seconds)
 
     def _pre_filter(self, pod: PodInfo, snap: Snapshot, cs: CycleState) -> CycleState:
         filter_names = {p.name for p in self.filter}
@@ -165,7 +182,7 @@ class Framework:
             t0 = time.perf_counter() if record else 0.0
             res = p.pre_filter(pod, snap)
             if record:
-                self.observer.plugin_duration(
+                self._plugin(
                     p.name, "PreFilter", _pre_filter_status(res), time.perf_counter() - t0
                 )
             if res is SKIP:
@@ -218,7 +235,7 @@ class Framework:
             res = p.filter(cs.states.get(p.name), pod, snap, sub)
             ok = res.feasible
             if record:
-                self.observer.plugin_duration(
+                self._plugin(
                     p.name, "Filter", "Success" if ok.all() else res.code,
                     time.perf_counter() - t0,
                 )
@@ -271,7 +288,6 @@ class Framework:
         `raw_only` normalization and weights are left out too (per_plugin and totals empty).
         Plugins in `exclude` are left out (batching scores window_scored plugins per window).
         """
-        obs = self.observer
         started = time.perf_counter()
         states: dict[str, Any] = {}
         skipped: set[str] = set()
@@ -281,7 +297,7 @@ class Framework:
             t0 = time.perf_counter() if record else 0.0
             st = pre.pre_score(pod, snap, rows)
             if record:
-                obs.plugin_duration(
+                self._plugin(
                     pre.name, "PreScore", "Skip" if st is SKIP else "Success",
                     time.perf_counter() - t0,
                 )
@@ -290,7 +306,7 @@ class Framework:
             else:
                 states[pre.name] = st
         scoring = time.perf_counter()
-        obs.extension_point(self.name, "PreScore", "Success", scoring - started)
+        self._point("PreScore", "Success", started, scoring)
         totals = np.zeros(len(rows), dtype=np.int64)
         per_plugin: dict[str, IntArray] = {}
         raws: dict[str, IntArray] = {}
@@ -308,24 +324,31 @@ class Framework:
                 continue
             norm = p.normalize(st, pod, raw.copy())
             if record:
-                obs.plugin_duration(p.name, "Score", "Success", time.perf_counter() - t0)
+                self._plugin(p.name, "Score", "Success", time.perf_counter() - t0)
             per_plugin[p.name] = norm
             totals += norm * self.weights[p.name]
-        obs.extension_point(self.name, "Score", "Success", time.perf_counter() - scoring)
+        self._point("Score", "Success", scoring, time.perf_counter())
         return ScoreResult(totals, per_plugin, skipped, raws, states)
 
-    def score_raw(
-        self, pod: PodInfo, snap: Snapshot, rows: Rows, states: dict[str, Any], skipped: set[str],
-        exclude: frozenset[str],
-    ) -> dict[str, IntArray]:
-        """Raw scores of `rows` given PreScore's (states, skipped) from an earlier run_score
-        that still hold (pre_score_assume_stable): batching scores nodes block by block."""
-        out: dict[str, IntArray] = {}
-        for p in self.score:
-            if p.name in skipped or p.name in exclude:
-                continue
-            out[p.name] = np.asarray(p.score(states.get(p.name), pod, snap, rows), dtype=np.int64)
-        return out
+    def evaluate(
+        self, cs: CycleState, pod: PodInfo, snap: Snapshot, rows: Rows,
+        pre_scored: tuple[dict[str, Any], set[str]] | None,
+    ) -> tuple[BoolArray, ScoreResult | None]:
+        """Batching's evaluation of `rows` in one pass: feasibility (no reasons), then the raw
+        scores (not window_scored) of those that pass, from `pre_scored` (an earlier PreScore
+        that holds) or a fresh PreScore; None when no row passes."""
+        ok = self.run_filter(cs, pod, snap, rows, diagnose=False).feasible
+        frows, exclude = rows[ok], self.window_scored_names
+        if len(frows) == 0:
+            return ok, None
+        if pre_scored is None:
+            return ok, self.run_score(pod, snap, frows, raw_only=True, exclude=exclude)
+        states, skipped = pre_scored
+        raws = {
+            p.name: np.asarray(p.score(states.get(p.name), pod, snap, frows), dtype=np.int64)
+            for p in self.score if p.name not in skipped and p.name not in exclude
+        }
+        return ok, ScoreResult(np.zeros(0, dtype=np.int64), {}, skipped, raws, states)
 
     def score_one(
         self, pod: PodInfo, snap: Snapshot, row: int, pre_scored: tuple[dict[str, Any], set[str]],

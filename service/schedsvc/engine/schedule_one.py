@@ -16,8 +16,9 @@ from ..framework.podinfo import PodInfo, pod_info
 from ..framework.snapshot import Snapshot
 from ..model import Outcome, Pod
 from .batching import FlushReason, OpportunisticBatch
-from .cycle_context import CycleCursor, CycleEnv
-from .filtering import Diagnosis, NominatedPods, fit_error_message
+from .cycle_context import CURRENT, CycleCursor, CycleRecord
+from .cycle_env import CycleEnv
+from .filtering import Diagnosis, NominatedPods, fit_error
 from .nomination_bound import preempt_within_bound
 from .preemption import PreemptionResult, Victim
 from .runtime import CycleState, Framework
@@ -54,23 +55,25 @@ class Placement:
 
 
 def schedule_one(env: CycleEnv, cursor: CycleCursor, pod: Pod, dry_run: bool) -> Placement:
-    """One attempt, framed by the observer's cycle hooks (metrics, a trace span)."""
-    obs = env.observer
-    obs.cycle_started(pod.scheduler_name, pod.uid)
+    """One attempt; the observer is told once, at its end, with the record of the cycle that
+    its stages filled (metrics, a trace span)."""
+    rec = CURRENT.rec = CycleRecord(pod.scheduler_name, pod.uid, time.perf_counter())
     try:
-        p = _scheduling_cycle(env, cursor, pod, dry_run)
+        p = _scheduling_cycle(env, cursor, pod, dry_run, rec)
     except BaseException:
-        obs.cycle_finished(pod.scheduler_name, "ERROR", cursor.cycle, 0, 0, False)
+        CURRENT.rec = None
+        rec.cycle = cursor.cycle  # outcome ERROR
+        env.observer.cycle(rec)
         raise
-    obs.cycle_finished(
-        pod.scheduler_name, p.outcome.name, p.cycle, p.nodes_evaluated, p.nodes_feasible,
-        p.batched,
-    )
+    CURRENT.rec = None
+    rec.outcome, rec.cycle, rec.batched = p.outcome.name, p.cycle, p.batched
+    rec.nodes_evaluated, rec.nodes_feasible = p.nodes_evaluated, p.nodes_feasible
+    env.observer.cycle(rec)
     return p
 
 
 def _scheduling_cycle(
-    env: CycleEnv, cursor: CycleCursor, pod: Pod, dry_run: bool
+    env: CycleEnv, cursor: CycleCursor, pod: Pod, dry_run: bool, rec: CycleRecord
 ) -> Placement:
     """kube's schedulingCycle around schedulePod: the pod's placement, assumed unless dry_run;
     the batch state and the observer hear of it here, once."""
@@ -101,18 +104,18 @@ def _scheduling_cycle(
     if pod.uid in snap.nominated and not dry_run:
         # placing it ends its nomination, which other pods' two-pass filters counted
         env.batches.invalidate()
-    batch = env.batches[fw.name]
+    batch = env.batch[fw.name]
     nominated = nominated_pods(fw, snap, info) if snap.nominated else None
     r = schedule_pod(env, cursor, fw, batch, info, nominated)
     record_batch(batch, info, snap, cycle, r)
     if r.row < 0:
         p = _unschedulable(env, cursor, fw, info, r, nominated, dry_run, cycle)
-        env.observer.scheduled(fw.name, "unschedulable", time.perf_counter() - started)
+        rec.result, rec.seconds = "unschedulable", time.perf_counter() - started
         return p
     node = snap.node(r.row).name
     if not dry_run:
         assume(env, batch, pod, info, r.row)
-    env.observer.scheduled(fw.name, "scheduled", time.perf_counter() - started)
+    rec.result, rec.seconds = "scheduled", time.perf_counter() - started
     return Placement(
         pod.uid, node, Outcome.SCHEDULED, batched=r.path is Path.HINT, cycle=cycle,
         score=r.score, nodes_evaluated=r.evaluated, nodes_feasible=r.feasible,
@@ -157,8 +160,7 @@ def assume(
     snap = env.snapshot
     before = snap.generation
     snap.add_pod(pod, snap.node(row).name, assumed=True, info=info)
-    batch.assumed(before, snap.generation)
-    env.batches.pod_assumed(row, pod)
+    env.batches.pod_assumed(row, pod, batch, before, snap.generation)
 
 
 def _unschedulable(
@@ -174,12 +176,12 @@ def _unschedulable(
         )
     assert r.cs is not None
     post = post_filter(env, cursor, fw, r.cs, info, diag, nominated, dry_run)
+    message, reasons = fit_error(
+        env.snapshot.num_nodes, diag, post.message if post is not None else ""
+    )
     return Placement(
-        pod.uid, "", Outcome.UNSCHEDULABLE,
-        message=fit_error_message(
-            env.snapshot.num_nodes, diag, post.message if post is not None else ""
-        ),
-        reasons=diag.reason_counts(), cycle=cycle, nodes_evaluated=r.evaluated,
+        pod.uid, "", Outcome.UNSCHEDULABLE, message=message,
+        reasons=reasons, cycle=cycle, nodes_evaluated=r.evaluated,
         nominated_node_name=post.nominated_node if post is not None else "",
         victims=post.victims if post is not None else (),
     )
@@ -203,8 +205,9 @@ def post_filter(
         snap, fw, cs, info, diag, args, nominated, cursor.rng, env.max_nominated_pods
     )
     if refused:
-        if not dry_run:
-            env.observer.nomination_refused(fw.name)
+        rec = CURRENT.rec
+        if not dry_run and rec is not None:
+            rec.events.append(("nomination_refused", fw.name, ""))
         return res  # the pod held no nomination (has_room): none to drop
     if dry_run or not res.eligible:
         return res

@@ -17,21 +17,23 @@ from ..framework import Rows
 from ..framework.podinfo import PodInfo
 from ..framework.snapshot import Snapshot
 from .batching import FlushReason, OpportunisticBatch
-from .cycle_context import CycleCursor, CycleEnv
+from .cycle_context import CURRENT, CycleCursor
+from .cycle_env import CycleEnv
 from .filtering import (
     Diagnosis,
     FilterOutcome,
     NominatedPods,
     filter_block,
     find_nodes_that_pass_filters,
-    num_feasible_nodes_to_find,
     prefilter_rejection,
 )
 from .runtime import CycleState, Framework, ScoreResult
-from .select_host import best_positions
-from .select_host import select_host as draw_tie
+from .select_host import select_best
 
 __all__ = [
+    "MIN_FEASIBLE_NODES_TO_FIND",
+    "MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND",
+    "num_feasible_nodes_to_find",
     "PLUGIN_METRICS_SAMPLE_EVERY",
     "Path",
     "Scored",
@@ -43,9 +45,26 @@ __all__ = [
     "select_host",
 ]
 
+MIN_FEASIBLE_NODES_TO_FIND = 100
+MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5
+
 # kube records per-plugin durations in 10% of cycles (pluginMetricsSamplePercent); we take
 # every 10th cycle, deterministic and as cheap
 PLUGIN_METRICS_SAMPLE_EVERY = 10
+
+
+def num_feasible_nodes_to_find(num_all_nodes: int, percentage: int) -> int:
+    """kube's numFeasibleNodesToFind; percentage 0 means adaptive (50 - nodes/125, floor 5)."""
+    if num_all_nodes < MIN_FEASIBLE_NODES_TO_FIND:
+        return num_all_nodes
+    if percentage == 0:
+        percentage = 50 - num_all_nodes // 125
+        if percentage < MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND:
+            percentage = MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND
+    num = num_all_nodes * percentage // 100
+    if num < MIN_FEASIBLE_NODES_TO_FIND:
+        return MIN_FEASIBLE_NODES_TO_FIND
+    return num
 
 
 class Path(Enum):
@@ -149,11 +168,12 @@ def _hint(
         info, snap, cursor.cycle, cursor.rng, cursor.next_start_index,
         num_feasible_nodes_to_find(n, pct) if fw.score else 1,
     )
-    if hint.row is None:
+    if hint is None:
         return None
+    row, score, processed = hint
     # the start index moves as the (sampled) cycle the hint stands for moves it
-    cursor.next_start_index = (cursor.next_start_index + hint.processed) % n
-    return ScheduleResult(Path.HINT, hint.row, hint.score, 1, 1)
+    cursor.next_start_index = (cursor.next_start_index + processed) % n
+    return ScheduleResult(Path.HINT, row, score, 1, 1)
 
 
 def pre_filter(
@@ -197,10 +217,13 @@ def find_nodes_that_fit(
         fw, cs, info, snap, cursor.next_start_index, to_find, env.executor, env.parallelism,
         nominated,
     )
-    env.observer.extension_point(
-        fw.name, "Filter", "Success" if len(fo.feasible) else "Unschedulable",
-        time.perf_counter() - started,
-    )
+    status = "Success" if len(fo.feasible) else "Unschedulable"
+    ended = time.perf_counter()
+    rec = CURRENT.rec
+    if rec is not None:
+        rec.points.append(("Filter", status, ended - started, ended))
+    else:
+        env.observer.extension_point(fw.name, "Filter", status, ended - started)
     cursor.next_start_index = (cursor.next_start_index + fo.processed) % num_all
     return fo, to_find
 
@@ -217,5 +240,5 @@ def select_host(
     feasible: Rows, sr: ScoreResult, rng: np.random.Generator
 ) -> tuple[int, int]:
     """kube's selectHost: the chosen row (a seeded draw among the best) and its total."""
-    best, ties = best_positions(sr.totals)
-    return int(feasible[draw_tie(ties, rng)]), best
+    pos, best = select_best(sr.totals, rng)
+    return int(feasible[pos]), best

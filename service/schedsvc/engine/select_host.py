@@ -13,7 +13,7 @@ import numpy as np
 from ..framework import Rows
 from ..framework.snapshot import IntArray
 
-__all__ = ["select_host", "best_positions"]
+__all__ = ["select_host", "best_positions", "select_best"]
 
 
 def best_positions(totals: IntArray) -> tuple[int, Rows]:
@@ -29,3 +29,12 @@ def select_host(ties: Sequence[int] | Rows, rng: np.random.Generator) -> int:
     if len(ties) > 1:
         return int(ties[int(rng.integers(len(ties)))])
     return int(ties[0])
+
+
+def select_best(totals: IntArray, rng: np.random.Generator) -> tuple[int, int]:
+    """kube's selectHost over `totals` in one call: (the chosen position, the best total)."""
+    best = int(np.maximum.reduce(totals))
+    ties = (totals == best).nonzero()[0]
+    if len(ties) > 1:
+        return int(ties[int(rng.integers(len(ties)))]), best
+    return int(ties[0]), best

@@ -22,6 +22,7 @@ from prometheus_client import (
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
+from ..engine.cycle_context import CycleRecord
 from .hot_metrics import HotMetrics
 
 if TYPE_CHECKING:
@@ -97,6 +98,10 @@ class PrometheusObserver:
             ["plugin", "extension_point", "status"],
             PLUGIN_BUCKETS,
         )
+        self._batch_metrics(hot)
+
+    def _batch_metrics(self, hot: HotMetrics) -> None:
+        """Batching's families (kube's, and ours for skips and refused nominations)."""
         self.batch_attempts = hot.counter(
             "scheduler_batch_attempts",
             "Counts of results when we attempt to use batching.",
@@ -133,46 +138,45 @@ class PrometheusObserver:
             ["profile"],
             BATCH_BUCKETS,
         )
+        # a cycle's events by kind, each (profile, value)-labelled
+        self._events = {
+            "batch_attempt": self.batch_attempts,
+            "batch_flush": self.batch_flushes,
+            "batch_skipped": self.batch_skips,
+        }
 
     # Observer protocol ------------------------------------------------------------------------
-    def scheduled(self, profile: str, result: str, seconds: float) -> None:
-        self.attempts.inc((result, profile))
-        self.attempt_duration.observe((result, profile), seconds)
-
-    def batch_attempt(self, profile: str, result: str) -> None:
-        self.batch_attempts.inc((profile, result))
+    def cycle(self, rec: CycleRecord) -> None:
+        """Everything one attempt recorded, observed at once."""
+        profile = rec.profile
+        for point, status, seconds, _ in rec.points:
+            self.extension_point_hist.observe((point, status, profile), seconds)
+        for plugin, point, status, seconds in rec.plugins:
+            self.plugin_hist.observe((plugin, point, status), seconds)
+        for what, prof, value in rec.events:
+            counter = self._events.get(what)
+            if counter is not None:
+                counter.inc((prof, value))
+            else:  # nomination_refused
+                self.nominations_refused.inc((prof,))
+        if rec.hint is not None:
+            self.hint_hist.observe(("hint" if rec.hint[0] else "no_hint", profile), rec.hint[1])
+        if rec.store is not None:
+            self.store_hist.observe((profile,), rec.store[0])
+        if rec.result:
+            self.attempts.inc((rec.result, profile))
+            self.attempt_duration.observe((rec.result, profile), rec.seconds)
+        elif rec.outcome == "ERROR":  # an exception is kube's "error"
+            self.attempts.inc((_RESULTS["ERROR"], profile))
 
     def batch_flush(self, profile: str, reason: str) -> None:
         self.batch_flushes.inc((profile, reason))
-
-    def batch_skipped(self, profile: str, reason: str) -> None:
-        self.batch_skips.inc((profile, reason))
-
-    def nomination_refused(self, profile: str) -> None:
-        self.nominations_refused.inc((profile,))
-
-    def hint_duration(self, profile: str, hinted: bool, seconds: float) -> None:
-        self.hint_hist.observe(("hint" if hinted else "no_hint", profile), seconds)
-
-    def store_duration(self, profile: str, seconds: float) -> None:
-        self.store_hist.observe((profile,), seconds)
 
     def extension_point(self, profile: str, point: str, status: str, seconds: float) -> None:
         self.extension_point_hist.observe((point, status, profile), seconds)
 
     def plugin_duration(self, plugin: str, point: str, status: str, seconds: float) -> None:
         self.plugin_hist.observe((plugin, point, status), seconds)
-
-    def cycle_started(self, profile: str, pod_uid: str) -> None:
-        pass
-
-    def cycle_finished(
-        self, profile: str, outcome: str, cycle: int, nodes_evaluated: int, nodes_feasible: int,
-        batched: bool,
-    ) -> None:
-        # scheduled() counts the attempts that reached a verdict; an exception is kube's "error"
-        if outcome == "ERROR":
-            self.attempts.inc((_RESULTS[outcome], profile))
 
 
 class ClusterCollector(Collector):

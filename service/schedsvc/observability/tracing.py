@@ -6,22 +6,21 @@ OTEL_TRACES_EXPORTER=otlp|console turns it on; OTEL_SDK_DISABLED=true or
 OTEL_TRACES_EXPORTER=none keeps it off whatever else is set. When off, nothing here is imported
 and the engine keeps its null observer: no cost.
 
-The engine times its phases itself (one perf_counter pair each) and reports seconds when a phase
-ends; the cycle span is opened when the attempt starts, so it parents to the RPC span that the
-gRPC instrumentation made current on the handler thread, and each phase becomes a child span
-back-dated by its duration. Spans never carry node names, only counts.
+The engine times its phases itself (one perf_counter pair each) and hands the observer the
+cycle's record at its end, on the thread that ran it: the cycle span, back-dated to the
+attempt's start, parents to the RPC span that the gRPC instrumentation made current on that
+thread, and each phase becomes a child span back-dated by its duration. Spans never carry node
+names, only counts.
 """
 
 from __future__ import annotations
 
 import os
-import threading
 import time
 from dataclasses import dataclass
 
 import grpc
 from opentelemetry import trace
-from opentelemetry.context import Context
 from opentelemetry.sdk.resources import SERVICE_NAME, Resource
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import (
@@ -30,7 +29,9 @@ from opentelemetry.sdk.trace.export import (
     SimpleSpanProcessor,
     SpanExporter,
 )
-from opentelemetry.trace import Span, Status, StatusCode, Tracer
+from opentelemetry.trace import Status, StatusCode, Tracer
+
+from ..engine.cycle_context import CycleRecord
 
 __all__ = ["TracingObserver", "Tracing", "setup_tracing", "CYCLE_SPAN"]
 
@@ -38,94 +39,60 @@ CYCLE_SPAN = "schedsvc.SchedulingCycle"
 _HEALTH_SERVICE = "grpc.health.v1.Health"
 
 
-class _CycleLocal(threading.local):
-    span: Span | None = None
-    ctx: Context | None = None
-
-
 class TracingObserver:
-    """The engine's Observer as spans. A cluster runs its cycles on one thread at a time and
-    each cycle starts and ends on that thread, so the open cycle span is thread-local."""
+    """The engine's Observer as spans: a cycle's record becomes its span, opened back-dated to
+    the attempt's start under the span current on the cycle's thread (the RPC span the gRPC
+    instrumentation made current), with each phase a child back-dated by its duration."""
 
     def __init__(self, tracer: Tracer) -> None:
         self._tracer = tracer
-        self._local = _CycleLocal()
 
-    # cycle ----------------------------------------------------------------------------------
-    def cycle_started(self, profile: str, pod_uid: str) -> None:
-        local = self._local
-        if local.span is not None:  # never left open by a missed finish; close it honestly
-            local.span.set_status(Status(StatusCode.ERROR, "cycle not finished"))
-            local.span.end()
+    def cycle(self, rec: CycleRecord) -> None:
+        now, clock = time.time_ns(), time.perf_counter()
+
+        def wall(at: float) -> int:
+            return now - int((clock - at) * 1e9)
+
+        start = wall(rec.started)
         span = self._tracer.start_span(
-            CYCLE_SPAN, attributes={"schedsvc.pod.uid": pod_uid, "schedsvc.profile": profile}
+            CYCLE_SPAN, start_time=start,
+            attributes={"schedsvc.pod.uid": rec.pod_uid, "schedsvc.profile": rec.profile},
         )
-        local.span = span
-        local.ctx = trace.set_span_in_context(span)
+        ctx = trace.set_span_in_context(span)
 
-    def cycle_finished(
-        self, profile: str, outcome: str, cycle: int, nodes_evaluated: int, nodes_feasible: int,
-        batched: bool,
-    ) -> None:
-        local = self._local
-        span = local.span
-        if span is None:
-            return
-        local.span = None
-        local.ctx = None
+        def child(name: str, seconds: float, ended: float, attrs: dict[str, str | bool]) -> None:
+            end = wall(ended)
+            s = self._tracer.start_span(
+                name, context=ctx, start_time=max(start, end - int(seconds * 1e9)),
+                attributes=attrs,
+            )
+            s.end(end_time=end)
+
+        if rec.hint is not None:
+            child("BatchHint", rec.hint[1], rec.hint[2], {"schedsvc.hinted": rec.hint[0]})
+        for point, status, seconds, ended in rec.points:
+            child(point, seconds, ended, {"schedsvc.status": status})
+        if rec.store is not None:
+            child("BatchStore", rec.store[0], rec.store[1], {})
+        for what, _, value in rec.events:
+            if what != "batch_attempt":
+                span.add_event(what, {"reason": value} if value else {})
         span.set_attributes({
-            "schedsvc.outcome": outcome,
-            "schedsvc.cycle": cycle,
-            "schedsvc.nodes.evaluated": nodes_evaluated,
-            "schedsvc.nodes.feasible": nodes_feasible,
-            "schedsvc.batched": batched,
+            "schedsvc.outcome": rec.outcome,
+            "schedsvc.cycle": rec.cycle,
+            "schedsvc.nodes.evaluated": rec.nodes_evaluated,
+            "schedsvc.nodes.feasible": rec.nodes_feasible,
+            "schedsvc.batched": rec.batched,
         })
-        if outcome == "ERROR":
+        if rec.outcome == "ERROR":
             span.set_status(Status(StatusCode.ERROR, "scheduling attempt failed"))
-        span.end()
+        span.end(end_time=now)
 
-    def _child(self, name: str, seconds: float, attributes: dict[str, str | bool]) -> None:
-        """A finished phase of the open cycle as a child span; nothing outside a cycle
-        (Explain, or a plugin on a filter worker thread)."""
-        ctx = self._local.ctx
-        if ctx is None:
-            return
-        end = time.time_ns()
-        child = self._tracer.start_span(
-            name, context=ctx, start_time=end - int(seconds * 1e9), attributes=attributes
-        )
-        child.end(end_time=end)
-
-    # phases ---------------------------------------------------------------------------------
-    def extension_point(self, profile: str, point: str, status: str, seconds: float) -> None:
-        self._child(point, seconds, {"schedsvc.status": status})
-
-    def hint_duration(self, profile: str, hinted: bool, seconds: float) -> None:
-        self._child("BatchHint", seconds, {"schedsvc.hinted": hinted})
-
-    def store_duration(self, profile: str, seconds: float) -> None:
-        self._child("BatchStore", seconds, {})
-
+    # outside a cycle (Explain, an update's flush, a filter piece on a worker): no span
     def batch_flush(self, profile: str, reason: str) -> None:
-        span = self._local.span
-        if span is not None:
-            span.add_event("batch_flush", {"reason": reason})
-
-    def batch_skipped(self, profile: str, reason: str) -> None:
-        span = self._local.span
-        if span is not None:
-            span.add_event("batch_skipped", {"reason": reason})
-
-    def nomination_refused(self, profile: str) -> None:
-        span = self._local.span
-        if span is not None:
-            span.add_event("nomination_refused", {})
-
-    # metrics only ---------------------------------------------------------------------------
-    def scheduled(self, profile: str, result: str, seconds: float) -> None:
         pass
 
-    def batch_attempt(self, profile: str, result: str) -> None:
+    def extension_point(self, profile: str, point: str, status: str, seconds: float) -> None:
         pass
 
     def plugin_duration(self, plugin: str, point: str, status: str, seconds: float) -> None:

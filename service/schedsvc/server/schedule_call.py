@@ -4,7 +4,7 @@ The asyncio servicer starts a short batch on its event loop (no thread hand-off 
 moves what is left past a time budget to an executor thread (servicer.py, inline.py). A call
 holds its cluster's admission slot from its conversion to `close`, and its cluster from its
 first pod to its last, across that move (Cluster.run_slice keeps the cluster's lock between
-slices until Cluster.end_batch), so no other request's work ever lands inside a batch: its
+slices until the batch's last one), so no other request's work ever lands inside a batch: its
 placements and its response's generation stay one consistent view, as when it ran in one go.
 """
 
@@ -219,7 +219,8 @@ class ScheduleCall:
         done = len(self.placements)
         try:
             res = self.cluster.run_slice(
-                self.pods[done:], self.request.dry_run, go_on, held=self._held, blocking=blocking
+                self.pods[done:], self.request.dry_run, go_on, held=self._held,
+                blocking=blocking, stopped=self._caller_stopped,
             )
         except BaseException:
             self._held = False  # an error ends the batch: the engine gave the cluster back
@@ -227,14 +228,20 @@ class ScheduleCall:
             raise
         if res is None:
             return False
-        self._held = True
         out, self.generation = res
         self.placements += out
-        go_on()  # the last pod's time
+        # the engine gave the cluster back when the batch ended (every pod attempted, or the
+        # caller stopped it); else it holds it for the next slice
+        self._held = not self.over()
+        go_on()  # the last pod's time (it may find the caller gone: then the batch ends here)
         if self.over():
             self._release()
             return True
         return False
+
+    def _caller_stopped(self) -> bool:
+        """Asked by the engine after a slice: the caller, not the slice's budget, stopped it."""
+        return self.stopped
 
     def _release(self) -> None:
         if self._held:

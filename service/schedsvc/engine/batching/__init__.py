@@ -7,17 +7,16 @@ kept to resume (parked.py), and the per-cluster set that hears of snapshot chang
 from __future__ import annotations
 
 from .batch import OpportunisticBatch
-from .batch_types import NO_HINT, BatchAttempt, FlushReason, HintResult
+from .batch_types import BatchAttempt, FlushReason, Hint
 from .cluster_batches import ClusterBatches
 from .parked import DEFAULT_SERVER_PARKED_BYTES, ParkedBudget
 
 __all__ = [
-    "NO_HINT",
     "BatchAttempt",
     "ClusterBatches",
     "DEFAULT_SERVER_PARKED_BYTES",
     "FlushReason",
-    "HintResult",
+    "Hint",
     "OpportunisticBatch",
     "ParkedBudget",
 ]

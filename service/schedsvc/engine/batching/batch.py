@@ -31,9 +31,10 @@ from ...framework.affinity_index import pod_has_pod_affinity
 from ...framework.podinfo import PodInfo
 from ...framework.snapshot import Snapshot
 from ...model import Pod
+from ..cycle_context import CURRENT
 from ..observer import Observer
 from ..runtime import CycleState, Framework, ScoreResult
-from .batch_types import NO_HINT, BatchAttempt, FlushReason, HintResult, LastCycle
+from .batch_types import BatchAttempt, FlushReason, Hint, LastCycle
 from .churn import Churn
 from .parked import ParkedBudget, ParkedStates
 from .run_memo import RunMemo
@@ -42,7 +43,7 @@ from .score_recheck import score_cache_compatible
 from .signature import PodSigner
 from .window_cache import WindowCache
 
-__all__ = ["FlushReason", "BatchAttempt", "HintResult", "OpportunisticBatch"]
+__all__ = ["FlushReason", "BatchAttempt", "Hint", "OpportunisticBatch"]
 
 
 class OpportunisticBatch:
@@ -79,7 +80,17 @@ class OpportunisticBatch:
     # ---- bookkeeping ------------------------------------------------------------------------
     def _flush(self, reason: FlushReason) -> None:
         self.state = None
-        self.observer.batch_flush(self.profile, reason.value)
+        rec = CURRENT.rec  # inside a cycle its record takes it; an update's flush is told now
+        if rec is not None:
+            rec.events.append(("batch_flush", self.profile, reason.value))
+        else:
+            self.observer.batch_flush(self.profile, reason.value)
+
+    def _event(self, what: str, value: str) -> None:
+        """A batch attempt result or a skip, into the record of the cycle on this thread."""
+        rec = CURRENT.rec
+        if rec is not None:
+            rec.events.append((what, self.profile, value))
 
     def on_snapshot_change(
         self, dirty: set[int] | None, node_rows: set[int] | None = None,
@@ -100,9 +111,15 @@ class OpportunisticBatch:
         else:
             self._churn.add(dirty, node_rows, nodes_changed)
 
-    def pod_assumed(self, row: int, pod: Pod) -> None:
+    def pod_assumed(
+        self, row: int, pod: Pod, generations: tuple[int, int] | None = None
+    ) -> None:
         """A pod of any profile was assumed on `row`: parked caches re-evaluate it on resume;
-        pod (anti-)affinity terms reach whole domains, which no row list expresses."""
+        pod (anti-)affinity terms reach whole domains, which no row list expresses. The pod
+        of this profile's cycle comes with the generations it moved the snapshot between: a
+        CycleState valid before stays valid for the next pod of the same signature."""
+        if generations is not None and self._run is not None:
+            self._run.assumed(*generations)
         if len(self.parked):
             if pod_has_pod_affinity(pod):
                 self.parked.clear()
@@ -117,42 +134,41 @@ class OpportunisticBatch:
     def get_node_hint(
         self, info: PodInfo, snap: Snapshot, cycle: int, rng: np.random.Generator,
         start_index: int, to_find: int,
-    ) -> HintResult:
-        """A hint for the pod of `cycle`: `start_index` is the position in `snap.order` the
-        filter stage would visit first now, `to_find` the feasible nodes it would look for
-        (numFeasibleNodesToFind)."""
+    ) -> Hint | None:
+        """A hint for the pod of `cycle`, or None: `start_index` is the position in
+        `snap.order` the filter stage would visit first now, `to_find` the feasible nodes it
+        would look for (numFeasibleNodesToFind)."""
         if not self.enabled:
-            return NO_HINT
+            return None
         started = time.perf_counter()
-        result = NO_HINT
+        result: Hint | None = None
         try:
             sig, full = self.signer.sign(info)
             self._signature = (cycle, sig, full)
             if not self._batch_state_compatible(info, snap, cycle, sig, start_index, to_find):
-                self.observer.batch_attempt(self.profile, BatchAttempt.NO_HINT)
+                self._event("batch_attempt", BatchAttempt.NO_HINT)
                 return result
             st = self.state
             if isinstance(st, WindowCache):
                 memo = self._run  # the compatibility check made it this pod's
                 assert memo is not None
-                win = st.window(self.fw, info, snap, memo.cycle_state, start_index, to_find)
-                if len(win.rows) == 0:  # every node evaluated, none feasible
+                result = st.hint(self.fw, info, snap, memo.cycle_state, start_index, to_find, rng)
+                if result is None:  # every node evaluated, none feasible
                     self._flush(FlushReason.EMPTY_LIST)
-                    self.observer.batch_attempt(self.profile, BatchAttempt.NO_HINT)
+                    self._event("batch_attempt", BatchAttempt.NO_HINT)
                     return result
-                row, score = st.pick(info, win.rows, rng)
-                result = HintResult(row, score, win.processed)
             else:
                 assert st is not None
                 row, score = st.pick(self.fw, info, rng)
-                result = HintResult(row, score, len(snap.order))
-            self._hinted = (cycle, row)
-            self.observer.batch_attempt(self.profile, BatchAttempt.HINT)
+                result = (row, score, len(snap.order))
+            self._hinted = (cycle, result[0])
+            self._event("batch_attempt", BatchAttempt.HINT)
             return result
         finally:
-            self.observer.hint_duration(
-                self.profile, result.row is not None, time.perf_counter() - started
-            )
+            rec = CURRENT.rec
+            if rec is not None:
+                ended = time.perf_counter()
+                rec.hint = (result is not None, ended - started, ended)
 
     def _batch_state_compatible(
         self, info: PodInfo, snap: Snapshot, cycle: int, sig: bytes | None, start_index: int,
@@ -164,7 +180,8 @@ class OpportunisticBatch:
             sig in self.parked
         ):
             return self._resume(info, snap, cycle, sig)
-        if st is None or st.nlive == 0:
+        # a WindowCache is flushed where it is found empty (recheck, resume, its window)
+        if st is None or (isinstance(st, ScoreCache) and st.nlive == 0):
             return False
         reason = self._kube_incompatible(snap, cycle, sig, st)
         cs: CycleState | None = None
@@ -216,22 +233,22 @@ class OpportunisticBatch:
         order it was built on: a node change (the order, labels, node count) flushes it.
         A pending one is built now, from the snapshot as it is: a run pays for evaluating
         every node only once a pod can use it."""
-        if st.pending:
-            self.state = WindowCache.new(self.fw, info, snap, st.signature, st.created)
+        if st.pending:  # built by its first hint
             self._churn.reset()
             return True
-        if not self._churn.rows_only() or snap.order is not st.order:
+        check = self._churn.take_rows(row) if snap.order is st.order else None
+        if check is None:
             self._flush(FlushReason.SNAPSHOT_CHANGED)
             return False
-        if self._churn.any_rows():
-            check, _ = self._churn.take(row)
+        if check:
             rows: Rows = np.array(sorted(r for r in check if snap.alive[r]), dtype=np.intp)
             ok = st.recheck_rows(self.fw, info, snap, cs, rows, row, self.rescore)
         else:
             ok = st.recheck_last(self.fw, info, snap, cs, row, self.rescore, self._run)
-        if not self._still_hintable(ok, st.nlive):
+        if not ok:
+            self._flush(FlushReason.NODE_NOT_FULL)
             return False
-        return True
+        return True  # none left to hint (empty_list): the hint finds its window empty
 
     def _park(self) -> None:
         """Keep the current WindowCache for when its signature comes back. It is exact but
@@ -292,21 +309,15 @@ class OpportunisticBatch:
         self._run = RunMemo(sig, snap.generation, cs)
         return cs
 
-    def assumed(self, before: int, after: int) -> None:
-        """The pod of this cycle was assumed, taking the generation from `before` to `after`:
-        a CycleState valid before stays valid for the next pod of the same signature."""
-        if self._run is not None:
-            self._run.assumed(before, after)
-
     # ---- StoreScheduleResults ---------------------------------------------------------------
     def hint_used(self, cycle: int, row: int, name: str) -> None:
         self._set_cycle(cycle, row, name, True)
         self.batched_pods += 1
-        self.observer.batch_attempt(self.profile, BatchAttempt.HINT_USED)
+        self._event("batch_attempt", BatchAttempt.HINT_USED)
 
     def _note_unused_hint(self, cycle: int) -> None:
         if self._hinted[0] == cycle:
-            self.observer.batch_attempt(self.profile, BatchAttempt.HINT_NOT_USED)
+            self._event("batch_attempt", BatchAttempt.HINT_NOT_USED)
 
     def store(
         self, info: PodInfo, snap: Snapshot, cycle: int, row: int, name: str, feasible: Rows,
@@ -327,7 +338,7 @@ class OpportunisticBatch:
         if sig is None:
             # counted whether or not a state existed, as kube's StoreScheduleResults does
             self._flush(FlushReason.POD_NOT_BATCHABLE)
-            self.observer.store_duration(self.profile, time.perf_counter() - started)
+            self._stored(started)
             return
         if cs.record_plugin_metrics:  # a sampled cycle's state would time the hints' filters
             cs = dataclasses.replace(cs, record_plugin_metrics=False)
@@ -345,7 +356,13 @@ class OpportunisticBatch:
             # built at the first hint: a signature that changes every pod costs nothing here
             self.state = WindowCache.pending_for(sig, self.clock())
         self._churn.reset()
-        self.observer.store_duration(self.profile, time.perf_counter() - started)
+        self._stored(started)
+
+    def _stored(self, started: float) -> None:
+        rec = CURRENT.rec
+        if rec is not None:
+            ended = time.perf_counter()
+            rec.store = (ended - started, ended)
 
     def store_unbatchable(
         self, cycle: int, row: int, name: str,
@@ -363,7 +380,7 @@ class OpportunisticBatch:
         """A pod that asked no hint at all (`reason`: nominated pods count in its filters),
         counted so that batching turned off by nominations shows in the metrics."""
         if self.enabled:
-            self.observer.batch_skipped(self.profile, reason.value)
+            self._event("batch_skipped", reason.value)
 
     def store_unscored(self, cycle: int, row: int, name: str) -> None:
         """One feasible node, placed without scoring: nothing sorted to keep (kube: empty_list)."""

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import StrEnum
 
-__all__ = ["FlushReason", "BatchAttempt", "HintResult", "LastCycle", "NO_HINT"]
+__all__ = ["FlushReason", "BatchAttempt", "Hint", "LastCycle"]
 
 
 class FlushReason(StrEnum):
@@ -39,14 +39,9 @@ class BatchAttempt(StrEnum):
     HINT_NOT_USED = "hint_not_used"
 
 
-@dataclass(slots=True)
-class HintResult:
-    row: int | None
-    score: int = 0
-    processed: int = 0  # nodes the cycle the hint stands for visits (the start index moves)
-
-
-NO_HINT = HintResult(None)  # shared: a HintResult is never written after it is made
+# a hint: (row, its score, the nodes the cycle it stands for visits: how far the start index
+# moves), as kube's GetNodeHint answers with a node and the cycle's bookkeeping
+Hint = tuple[int, int, int]
 
 
 @dataclass(slots=True)

@@ -47,5 +47,15 @@ class Churn:
         self._rows, self._node_rows = set(), set()
         return out
 
+    def take_rows(self, row: int) -> set[int] | None:
+        """For a cache that keeps every node's verdict: None when a node was upserted or the
+        node set changed (it cannot follow); else take(row)'s rows, or none at all (empty)
+        when only the last pick's own pod moved since."""
+        if self._node_rows or self._nodes_changed:
+            return None
+        if not self._rows:
+            return set()
+        return self.take(row)[0]
+
     def rescored_all(self) -> None:
         self._nodes_changed = False

@@ -38,6 +38,10 @@ class ClusterBatches:
     def values(self) -> ValuesView[OpportunisticBatch]:
         return self._by_profile.values()
 
+    def by_profile(self) -> Mapping[str, OpportunisticBatch]:
+        """Each profile's batch state, for the cycle to ask its hint of (a plain lookup)."""
+        return self._by_profile
+
     def updated(
         self, upd: SnapshotUpdate, dirty: set[int] | None, node_rows: set[int]
     ) -> None:
@@ -53,7 +57,10 @@ class ClusterBatches:
         for b in self._by_profile.values():
             b.on_snapshot_change(None)
 
-    def pod_assumed(self, row: int, pod: Pod) -> None:
-        """A pod of any profile was assumed on `row`."""
+    def pod_assumed(
+        self, row: int, pod: Pod, owner: OpportunisticBatch, before: int, after: int
+    ) -> None:
+        """The pod of `owner`'s cycle was assumed on `row`, taking the generation from
+        `before` to `after`: every profile's batch hears of it, the owner's run too."""
         for b in self._by_profile.values():
-            b.pod_assumed(row, pod)
+            b.pod_assumed(row, pod, (before, after) if b is owner else None)

@@ -24,7 +24,7 @@ from ...framework import Rows
 from ...framework.podinfo import PodInfo
 from ...framework.snapshot import BoolArray, IntArray
 from ..runtime import Framework
-from ..select_host import best_positions, select_host
+from ..select_host import best_positions, select_best, select_host
 
 __all__ = ["ScoreCache", "COMPACT_MIN"]
 
@@ -308,5 +308,5 @@ class ScoreCache:
                 continue
             norm = p.normalize(self.states.get(p.name), info, self.raw[p.name].copy())
             totals += norm * fw.weights[p.name]
-        best, ties = best_positions(totals)
-        return int(self.rows[select_host(ties, rng)]), best
+        pos, best = select_best(totals, rng)
+        return int(self.rows[pos]), best

@@ -22,8 +22,9 @@ from ...framework import SKIP, Rows, ScorePlugin, WindowScorePlugin
 from ...framework.podinfo import PodInfo
 from ...framework.snapshot import BoolArray, IntArray, Snapshot
 from ..runtime import CycleState, Framework
-from ..select_host import best_positions, select_host
+from ..select_host import select_best, select_host
 from .array_bytes import array_bytes
+from .batch_types import Hint
 from .run_memo import RunMemo
 
 __all__ = ["Window", "WindowCache"]
@@ -96,13 +97,10 @@ class WindowCache:
     @classmethod
     def pending_for(cls, signature: bytes, created: float) -> WindowCache:
         """A cache for `signature` to be built (`new`) when the next pod asks for a hint."""
-        none: Rows = np.zeros(0, dtype=np.intp)
+        none, no = np.zeros(0, dtype=np.intp), np.zeros(0, dtype=np.bool_)
         return cls(
-            signature=signature, created=created, order=none, position=none,
-            feasible=np.zeros(0, dtype=np.bool_), fpos=none, falive=np.zeros(0, dtype=np.bool_),
-            frows=none, raw={}, identity=[],
-            fixed=np.zeros(0, dtype=np.int64), uniform=[], constant=0, dense=[], windowed=[],
-            states={}, skipped=set(), pending=True,
+            signature, created, none, none, no, none, no, none, {}, [],
+            np.zeros(0, dtype=np.int64), [], 0, [], [], {}, set(), pending=True,
         )
 
     @classmethod
@@ -110,49 +108,57 @@ class WindowCache:
         cls, fw: Framework, info: PodInfo, snap: Snapshot, signature: bytes, created: float,
     ) -> WindowCache:
         """A cache over the snapshot's nodes, none evaluated yet (see `known`)."""
-        order = snap.order
-        cap = snap.capacity
-        position = np.full(cap, -1, dtype=np.intp)
-        position[order] = np.arange(len(order), dtype=np.intp)
-        st = cls(
-            signature=signature, created=created, order=order, position=position,
-            feasible=np.zeros(cap, dtype=np.bool_), fpos=np.zeros(0, dtype=np.intp),
-            falive=np.zeros(0, dtype=np.bool_), frows=np.zeros(0, dtype=np.intp), raw={},
-            identity=[],
-            fixed=np.zeros(cap, dtype=np.int64), uniform=[], constant=0, dense=[],
-            windowed=[], states={}, skipped=set(), known=np.zeros(len(order), dtype=np.bool_),
-        )
-        for p in fw.score:
-            if p.name in fw.window_scored_names:
-                state = fw.window_scored[p.name].window_state(info, snap, order)
-                if state is not SKIP:
-                    st.windowed.append((fw.window_scored[p.name], state, fw.weights[p.name]))
+        st = cls.pending_for(signature, created)
+        st._build(fw, info, snap)
         return st
+
+    def _build(self, fw: Framework, info: PodInfo, snap: Snapshot) -> None:
+        """A pending cache made one over the snapshot's nodes, none evaluated yet."""
+        order = self.order = snap.order
+        cap = snap.capacity
+        self.position = np.full(cap, -1, dtype=np.intp)
+        self.position[order] = np.arange(len(order), dtype=np.intp)
+        self.feasible = np.zeros(cap, dtype=np.bool_)
+        self.fixed = np.zeros(cap, dtype=np.int64)
+        self.known = np.zeros(len(order), dtype=np.bool_)
+        self.pending = False
+        for name, wp in fw.window_scored.items():  # in the order of fw.score
+            state = wp.window_state(info, snap, order)
+            if state is not SKIP:
+                self.windowed.append((wp, state, fw.weights[name]))
+
+    def hint(
+        self, fw: Framework, info: PodInfo, snap: Snapshot, cs: CycleState, start: int,
+        to_find: int, rng: np.random.Generator,
+    ) -> Hint | None:
+        """The sampled cycle's pick from `start` (built first if pending); None: none fits."""
+        if self.pending:
+            self._build(fw, info, snap)
+        win = self.window(fw, info, snap, cs, start, to_find)
+        if len(win.rows) == 0:
+            return None
+        row, score = self.pick(info, win.rows, rng)
+        return row, score, win.processed
 
     def _evaluate(
         self, fw: Framework, info: PodInfo, snap: Snapshot, cs: CycleState, ps: Rows
     ) -> None:
         """Filter the positions `ps` (not evaluated yet) and raw-score their feasible rows."""
         rows = self.order[ps]
-        ok = fw.run_filter(cs, info, snap, rows, diagnose=False).feasible
+        # PreScore of the first scored rows holds for this run's pods (pre_score_assume_stable)
+        stable = self.classified and fw.pre_score_assume_stable
+        pre = (self.states, self.skipped) if stable else None
+        ok, sr = fw.evaluate(cs, info, snap, rows, pre)
         self.feasible[rows] = ok
         self._compact()
         self._set_fpos(np.sort(np.concatenate((self.fpos, ps[ok]))))
         self.known[ps] = True
         self.complete = bool(self.known.all())
-        frows = rows[ok]
-        if len(frows) == 0:
+        if sr is None:
             return
-        if self.classified and fw.pre_score_assume_stable:
-            # PreScore of the first scored rows holds for this run's pods
-            raw = fw.score_raw(info, snap, frows, self.states, self.skipped,
-                               fw.window_scored_names)
-        else:
-            sr = fw.run_score(info, snap, frows, raw_only=True, exclude=fw.window_scored_names)
-            if not self.classified:
-                self._classify(fw, info, sr.raw, sr.states, sr.skipped)
-            raw = sr.raw
-        self.set_raws(info, frows, raw)
+        if not self.classified:
+            self._classify(fw, info, sr.raw, sr.states, sr.skipped)
+        self.set_raws(info, rows[ok], sr.raw)
 
     def _classify(
         self, fw: Framework, info: PodInfo, raw: dict[str, IntArray], states: dict[str, Any],
@@ -178,11 +184,6 @@ class WindowCache:
             else:
                 self.dense.append((p, weight))
         self._uniform_constant(info)
-
-    def evaluated(self, rows: Rows) -> BoolArray:
-        """Which of `rows` have been evaluated (a row not yet is evaluated afresh later)."""
-        out: BoolArray = self.known[self.position[rows]]
-        return out
 
     def _uniform_constant(self, info: PodInfo) -> None:
         """Equal raw scores normalize to one value however many there are (normalize_uniform)."""
@@ -302,7 +303,7 @@ class WindowCache:
         re-filter, rescore those that fit. Rows not evaluated yet are evaluated when reached;
         their pods still move the kept counts."""
         self.pods_changed(snap, rows)
-        rows = rows[self.evaluated(rows)]
+        rows = rows[self.known[self.position[rows]]]  # not evaluated yet: when reached
         was = self.feasible[rows]
         feasible = np.zeros(len(rows), dtype=np.bool_)
         for part, dyn in ((was, True), (~was, False)):
@@ -394,5 +395,5 @@ class WindowCache:
         for wp, state, weight in self.windowed:
             _, norm = wp.window_scores(state, rows)
             totals = totals + norm * weight
-        best, ties = best_positions(totals)
-        return int(rows[select_host(ties, rng)]), best + self.constant
+        pos, best = select_best(totals, rng)
+        return int(rows[pos]), best + self.constant

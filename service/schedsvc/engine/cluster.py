@@ -1,0 +1,254 @@
+"""Per-cluster state (kube's scheduler.go and its cache): the snapshot, the cycle cursor, the
+batch state per profile, the lock; snapshot updates; the entry of a Schedule request.
+
+One `Cluster` per named cluster (the engine holding them all is scheduler.py). Every operation
+on it runs under its lock, so the snapshot is immutable for the duration of a cycle; different
+clusters run in parallel. The cycle itself is `schedule_one.py` (handed the cursor and a
+CycleEnv, never the cluster), Explain is `explain.py`; what an update invalidates in the batch
+state is `batching/cluster_batches.py`.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from typing import Protocol
+
+import numpy as np
+
+from ..config import SchedulerConfig
+from ..errors import FailedPrecondition
+from ..framework.podinfo import PodInfo
+from ..framework.snapshot import Snapshot
+from ..model import Pod
+from .batching import ClusterBatches, ParkedBudget
+from .cycle_context import CycleCursor
+from .cycle_env import CycleEnv
+from .explain import Explanation, explain
+from .nomination_bound import check_update
+from .observer import Observer
+from .runtime import Framework
+from .schedule_one import Placement, schedule_one
+from .staged import StagedReplace
+from .update_apply import apply_update
+from .update_check import validate_update
+from .update_types import SnapshotUpdate, UpdateResult
+
+__all__ = ["Cluster", "EngineSettings"]
+
+
+class EngineSettings(Protocol):
+    """What a cluster reads of the engine holding it (scheduler.Engine)."""
+
+    @property
+    def config(self) -> SchedulerConfig: ...
+    @property
+    def seed(self) -> int | None: ...
+    @property
+    def epoch(self) -> str: ...
+    @property
+    def frameworks(self) -> Mapping[str, Framework]: ...
+    @property
+    def observer(self) -> Observer: ...
+    @property
+    def batching_enabled(self) -> bool: ...
+    @property
+    def parked_budget(self) -> ParkedBudget: ...
+    @property
+    def staged_idle_seconds(self) -> float: ...
+    @property
+    def executor(self) -> ThreadPoolExecutor | None: ...
+    @property
+    def max_nominated_pods(self) -> int: ...
+
+
+class Cluster:
+    """A named cluster's snapshot and the scheduling state kube keeps beside its cache."""
+
+    def __init__(self, name: str, engine: EngineSettings) -> None:
+        self.name = name
+        self.engine = engine
+        self.snapshot = Snapshot()
+        self.lock = threading.Lock()
+        self.cursor = CycleCursor(np.random.default_rng(engine.seed))
+        self.batches = ClusterBatches(
+            engine.frameworks, engine.observer, engine.batching_enabled, engine.parked_budget
+        )
+        self.staged = StagedReplace(engine.staged_idle_seconds)
+        self._cycle_env = self._env()
+        # why the state is no longer whole ("" while it is): an operation ran out of memory
+        # halfway through changing it. Nothing but a replace or DeleteCluster is served then,
+        # so no answer is ever computed from half an update
+        self.damaged = ""
+
+    def _damage(self, what: str) -> None:
+        self.damaged = f"{what} ran out of memory halfway through changing it"
+        self.batches.invalidate()  # cached evaluations may name the half-changed rows
+
+    def _refuse_damaged(self) -> None:
+        raise FailedPrecondition(
+            f"cluster {self.name!r} is incomplete: {self.damaged}; resend it whole "
+            "(UpdateSnapshot with replace=true) or delete it"
+        )
+
+    # ---- snapshot updates -------------------------------------------------------------------
+    def update(self, upd: SnapshotUpdate) -> UpdateResult:
+        with self.lock:
+            self.staged.current()  # drops an idle staged replace (its snapshot's memory)
+            snap = self.snapshot
+            if self.damaged and not (upd.replace or upd.stage):
+                self._refuse_damaged()
+            if upd.expected_epoch and upd.expected_epoch != self.engine.epoch:
+                raise FailedPrecondition(
+                    f"epoch is {self.engine.epoch}, not {upd.expected_epoch}: resync"
+                )
+            if upd.expected_generation and upd.expected_generation != snap.generation:
+                raise FailedPrecondition(
+                    f"generation is {snap.generation}, not {upd.expected_generation}: resync"
+                )
+            if upd.stage:
+                return self._stage(upd)
+            infos = validate_update(snap, upd)
+            check_update(snap, upd, self.engine.max_nominated_pods)
+            try:
+                res = self._apply(upd, infos)
+            except MemoryError:
+                # a replace builds its snapshot aside and swaps it in last: until the swap
+                # the old one is whole; a patch changes the live one in place
+                if not upd.replace or self.snapshot is not snap:
+                    self._damage("an update")
+                raise
+            self.damaged = ""  # a replace that went through: whole again
+            return res
+
+    def _apply(self, upd: SnapshotUpdate, infos: dict[str, PodInfo]) -> UpdateResult:
+        """The validated update's changes (the lock held): nothing here may fail on input."""
+        snap = Snapshot() if upd.replace else self.snapshot
+        dirty, node_rows = apply_update(snap, upd, infos)
+        if upd.replace:
+            # the cluster's whole next state, newer than any staged one still open: that one
+            # could only commit an older state over it, and meanwhile keeps the cluster refused
+            self.staged.clear()
+            self._swap_in(snap)
+        self.batches.updated(upd, dirty, node_rows)
+        return UpdateResult(snap.generation, snap.num_nodes, len(snap.pods), self.engine.epoch)
+
+    def _swap_in(self, snap: Snapshot) -> None:
+        """A replaced snapshot takes the live one's place (the caller tells the batches)."""
+        snap.generation = self.snapshot.generation + 1
+        self.snapshot = snap
+        self._cycle_env = self._env()
+        self.cursor.next_start_index = 0
+
+    def _stage(self, upd: SnapshotUpdate) -> UpdateResult:
+        """A chunk of a staged replace: built aside, swapped in whole at its commit."""
+        staged = self.staged.begin(upd) if upd.replace else self.staged.resume(upd)
+        infos = validate_update(staged.snapshot, upd)
+        check_update(staged.snapshot, upd, self.engine.max_nominated_pods)
+        try:
+            apply_update(staged.snapshot, upd, infos)
+        except MemoryError:
+            self.staged.clear()  # half a chunk: its client starts the staged replace again
+            raise
+        self.staged.keep(staged)
+        snap = staged.snapshot
+        if not upd.commit:
+            return UpdateResult(
+                self.snapshot.generation, snap.num_nodes, len(snap.pods), self.engine.epoch,
+                staged.id,
+            )
+        self.staged.clear()
+        self._swap_in(snap)
+        self.damaged = ""  # a whole new state
+        self.batches.invalidate()
+        return UpdateResult(snap.generation, snap.num_nodes, len(snap.pods), self.engine.epoch)
+
+    # ---- scheduling ---------------------------------------------------------------------------
+    def _env(self) -> CycleEnv:
+        """What the cycles read: built when the snapshot is swapped in (the rest never
+        changes), so a request takes it as it is."""
+        e = self.engine
+        return CycleEnv(
+            self.snapshot, self.batches, e.frameworks, e.observer,
+            e.config.percentage_of_nodes_to_score, e.executor, e.config.parallelism,
+            e.max_nominated_pods, self.batches.by_profile(),
+        )
+
+    def schedule(
+        self, pods: Sequence[Pod], dry_run: bool = False,
+        should_continue: Callable[[], bool] | None = None,
+    ) -> tuple[list[Placement], int]:
+        """Schedule `pods` in order. `should_continue` is asked before each pod (a caller's
+        deadline or cancellation); once it says no, the rest are not attempted and the result
+        is the placements of the pods attempted so far, a prefix of `pods`. Pods already
+        placed stay assumed: a retry with the same uids returns them as "already placed"."""
+        with self.lock:
+            return self.schedule_held(pods, dry_run, should_continue)
+
+    def schedule_held(
+        self, pods: Sequence[Pod], dry_run: bool = False,
+        should_continue: Callable[[], bool] | None = None,
+    ) -> tuple[list[Placement], int]:
+        """schedule() for a caller that already holds `lock`: a batch scheduled in slices,
+        maybe on different threads, keeps the lock from its first pod to its last, so that no
+        other request's work lands inside it."""
+        self.staged.refuse_if_open(self.name)
+        if self.damaged:
+            self._refuse_damaged()
+        out: list[Placement] = []
+        env, cursor = self._cycle_env, self.cursor
+        try:
+            for p in pods:
+                if should_continue is not None and not should_continue():
+                    break
+                out.append(schedule_one(env, cursor, p, dry_run))
+        except MemoryError:
+            # a pod's cycle may have stopped inside assume or a nomination; a dry run changes
+            # only batch state, which dropping every cached evaluation makes whole again
+            if dry_run:
+                self.batches.invalidate()
+            else:
+                self._damage("a Schedule request")
+            raise
+        return out, self.snapshot.generation
+
+    # ---- explain --------------------------------------------------------------------------------
+    def explain(self, pod: Pod) -> Explanation:
+        """Every node's verdict; consumes no cycle, assumes nothing, leaves batch state alone."""
+        with self.lock:
+            self.staged.refuse_if_open(self.name)
+            if self.damaged:
+                self._refuse_damaged()
+            return explain(self._cycle_env, pod)
+
+    # ---- for the server: a batch in slices, and a size hint ----------------------------------
+    def run_slice(
+        self, pods: Sequence[Pod], dry_run: bool, should_continue: Callable[[], bool],
+        *, held: bool, blocking: bool = True, stopped: Callable[[], bool] | None = None,
+    ) -> tuple[list[Placement], int] | None:
+        """One slice of a batch that may run in several, on different threads: the lock is
+        taken unless the batch `held` it since an earlier slice (None, nothing done, when
+        `blocking` is false and another request holds it). The batch ends here, the lock given
+        back, when the slice attempted every pod it was given, when `stopped` says the no of
+        `should_continue` was the caller's (not a slice's budget), or on an error; otherwise
+        the lock stays held for the next slice, so that no other request's work lands inside
+        the batch. Else as schedule_held."""
+        if not held and not self.lock.acquire(blocking):
+            return None
+        try:
+            res = self.schedule_held(pods, dry_run, should_continue)
+        except BaseException:
+            self.lock.release()
+            raise
+        if len(res[0]) == len(pods) or (stopped is not None and stopped()):
+            self.lock.release()
+        return res
+
+    def end_batch(self) -> None:
+        """Give back the lock of a batch left between slices (its caller gone)."""
+        self.lock.release()
+
+    def num_nodes(self) -> int:
+        """The live snapshot's nodes, read without the lock: a hint that may be stale."""
+        return self.snapshot.num_nodes
