@@ -9,6 +9,7 @@ import pytest
 from prometheus_client import CollectorRegistry
 
 from schedsvc.config import parse_config
+from schedsvc.engine.schedule_result import Path, ScheduleResult
 from schedsvc.engine.scheduler import Engine, SnapshotUpdate
 from schedsvc.framework.podinfo import pod_info
 from schedsvc.model import Outcome, TopologySpreadConstraint
@@ -196,7 +197,7 @@ def test_pod_failed_flushes_when_the_last_cycle_did_not_succeed() -> None:
     c.schedule([small("a1")])
     b = c.batches["default-scheduler"]
     last = b.last.cycle
-    b.store_failure(last + 1)
+    b.store_result(pod_info(small("a2")), c.snapshot, last + 1, ScheduleResult(Path.FAILED))
     hint = b.get_node_hint(pod_info(small("a2")), c.snapshot, last + 2, c.cursor.rng, 0, 4)
     assert hint is None
     assert flushes(reg, "pod_failed") == 1

@@ -19,7 +19,6 @@ from schedsvc.engine.scheduler import Engine, SnapshotUpdate
 from schedsvc.model import Container, Node, Outcome, Pod
 
 PROFILE = "default-scheduler"
-_RECORDS = ("hint_used", "store", "store_unscored", "store_unbatchable", "store_failure")
 
 
 def _nodes(n: int) -> list[Node]:
@@ -48,16 +47,15 @@ class _Scheduled(NullObserver):
 
 
 def _count_records(batch: OpportunisticBatch, monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """The batch state's record calls, in order (each wrapped to note its name)."""
+    """The batch state's StoreScheduleResults calls, in order, by the path of the result."""
     calls: list[str] = []
-    for name in _RECORDS:
-        real = getattr(batch, name)
+    real = batch.store_result
 
-        def wrapped(*a: Any, _real: Any = real, _name: str = name, **k: Any) -> Any:
-            calls.append(_name)
-            return _real(*a, **k)
+    def wrapped(*a: Any, **k: Any) -> Any:
+        calls.append(a[3].path.name)
+        return real(*a, **k)
 
-        monkeypatch.setattr(batch, name, wrapped)
+    monkeypatch.setattr(batch, "store_result", wrapped)
     return calls
 
 
@@ -81,8 +79,8 @@ def test_each_pod_with_a_profile_is_recorded_once_in_the_batch_state_and_the_obs
     assert len(obs.results) == len(served)
     assert obs.results.count("scheduled") == sum(p.outcome is Outcome.SCHEDULED for p in out)
     if nodes == 6:
-        assert calls.count("hint_used") == sum(p.batched for p in out) > 0
-    assert calls.count("store_failure") == sum(p.outcome is Outcome.UNSCHEDULABLE for p in out)
+        assert calls.count("HINT") == sum(p.batched for p in out) > 0
+    assert calls.count("FAILED") == sum(p.outcome is Outcome.UNSCHEDULABLE for p in out)
 
 
 def test_the_cycle_runs_on_the_cursor_it_is_handed() -> None:

@@ -102,4 +102,4 @@ def test_an_idle_staged_replace_is_freed_by_the_next_update_of_its_cluster(
     now = [opened.touched + staged.idle_seconds + 1]
     staged.clock = lambda: now[0]
     stub.UpdateSnapshot(pb.UpdateSnapshotRequest(cluster="c", upsert_nodes=[pb_node("n0")]))
-    assert staged._open is None
+    assert staged.open is None

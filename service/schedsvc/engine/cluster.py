@@ -24,7 +24,7 @@ from ..framework.snapshot import Snapshot
 from ..model import Pod
 from .batching import ClusterBatches, ParkedBudget
 from .cycle_context import CycleCursor
-from .cycle_env import CycleEnv
+from .cycle_env import CycleEnv, sampling_by_profile
 from .explain import Explanation, explain
 from .nomination_bound import check_update
 from .observer import Observer
@@ -131,6 +131,8 @@ class Cluster:
             # could only commit an older state over it, and meanwhile keeps the cluster refused
             self.staged.clear()
             self._swap_in(snap)
+        elif upd.nodes_changed:
+            self._cycle_env = self._env()  # the node count the sampling is worked out from
         self.batches.updated(upd, dirty, node_rows)
         return UpdateResult(snap.generation, snap.num_nodes, len(snap.pods), self.engine.epoch)
 
@@ -168,11 +170,12 @@ class Cluster:
     def _env(self) -> CycleEnv:
         """What the cycles read: built when the snapshot is swapped in (the rest never
         changes), so a request takes it as it is."""
-        e = self.engine
+        e, snap = self.engine, self.snapshot
+        pct = e.config.percentage_of_nodes_to_score
         return CycleEnv(
-            self.snapshot, self.batches, e.frameworks, e.observer,
-            e.config.percentage_of_nodes_to_score, e.executor, e.config.parallelism,
-            e.max_nominated_pods, self.batches.by_profile(),
+            snap, self.batches, e.frameworks, e.observer, pct, e.executor,
+            e.config.parallelism, e.max_nominated_pods, self.batches.by_profile(),
+            sampling_by_profile(e.frameworks, pct, snap.num_nodes),
         )
 
     def schedule(
@@ -193,7 +196,8 @@ class Cluster:
         """schedule() for a caller that already holds `lock`: a batch scheduled in slices,
         maybe on different threads, keeps the lock from its first pod to its last, so that no
         other request's work lands inside it."""
-        self.staged.refuse_if_open(self.name)
+        if self.staged.open is not None:  # read first: most requests find none open
+            self.staged.refuse_if_open(self.name)
         if self.damaged:
             self._refuse_damaged()
         out: list[Placement] = []

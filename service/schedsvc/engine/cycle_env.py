@@ -1,7 +1,7 @@
 """What the cycles of one cluster read, passed in explicitly: the snapshot, the batch states,
 and the engine's profiles and settings (kube keeps these on its Scheduler struct). The cluster
-builds it when its snapshot is swapped in and hands it to every cycle, so that the cycle's
-functions never reach back into the cluster.
+builds it when its snapshot is swapped in or its node count changes, and hands it to every
+cycle, so that the cycle's functions never reach back into the cluster.
 """
 
 from __future__ import annotations
@@ -14,8 +14,9 @@ from ..framework.snapshot import Snapshot
 from .batching import ClusterBatches, OpportunisticBatch
 from .observer import Observer
 from .runtime import Framework
+from .sampling import num_feasible_nodes_to_find
 
-__all__ = ["CycleEnv"]
+__all__ = ["CycleEnv", "sampling_by_profile"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,3 +33,20 @@ class CycleEnv:
     parallelism: int
     max_nominated_pods: int  # --max-nominated-pods-per-cluster (0: no bound)
     batch: Mapping[str, OpportunisticBatch]  # batches.by_profile(): a profile's, looked up
+    # profile -> (its percentageOfNodesToScore, numFeasibleNodesToFind of every node): what
+    # the filter stage looks for, and so what a batching hint stands for
+    sampling: Mapping[str, tuple[int, int]]
+
+
+def sampling_by_profile(
+    frameworks: Mapping[str, Framework], percentage: int, num_nodes: int
+) -> dict[str, tuple[int, int]]:
+    """Each profile's percentageOfNodesToScore (its own, else the configuration's) and the
+    feasible nodes its filter stage looks for among `num_nodes` (one when nothing scores)."""
+    out = {}
+    for name, fw in frameworks.items():
+        pct = fw.profile.percentage_of_nodes_to_score
+        if pct is None:
+            pct = percentage
+        out[name] = (pct, num_feasible_nodes_to_find(num_nodes, pct) if fw.score else 1)
+    return out

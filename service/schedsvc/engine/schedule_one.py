@@ -1,6 +1,7 @@
 """The scheduling cycle of one pod (kube's schedule_one.go scheduleOne and schedulingCycle):
-schedule_pod's result recorded once, in the batch state and the observer; then assume, or,
-when nothing fits, the FitError and PostFilter (DefaultPreemption).
+the batch state runs schedule_pod (or a hint standing for it), keeps its result and has the
+pod assumed, in one call; the observer hears of the cycle once, at its end; when nothing
+fits, the FitError and PostFilter (DefaultPreemption).
 
 Every function runs under the cluster's lock, taken by `Cluster.schedule`; what the cycle reads
 and what it leaves the next one are passed in (cycle_context.py).
@@ -13,9 +14,8 @@ import time
 from dataclasses import dataclass, field
 
 from ..framework.podinfo import PodInfo, pod_info
-from ..framework.snapshot import Snapshot
 from ..model import Outcome, Pod
-from .batching import FlushReason, OpportunisticBatch
+from .batching import OpportunisticBatch
 from .cycle_context import CURRENT, CycleCursor, CycleRecord
 from .cycle_env import CycleEnv
 from .filtering import Diagnosis, NominatedPods, fit_error
@@ -23,7 +23,8 @@ from .nomination_bound import preempt_within_bound
 from .preemption import PreemptionResult, Victim
 from .runtime import CycleState, Framework
 from .runtime_nominated import nominated_pods
-from .schedule_pod import Path, ScheduleResult, schedule_pod
+from .schedule_pod import schedule_pod
+from .schedule_result import Path, ScheduleResult
 
 NO_NODES_AVAILABLE = "no nodes available to schedule pods"  # kube's ErrNoNodesAvailable
 
@@ -104,52 +105,28 @@ def _scheduling_cycle(
     if pod.uid in snap.nominated and not dry_run:
         # placing it ends its nomination, which other pods' two-pass filters counted
         env.batches.invalidate()
-    batch = env.batch[fw.name]
     nominated = nominated_pods(fw, snap, info) if snap.nominated else None
-    r = schedule_pod(env, cursor, fw, batch, info, nominated)
-    record_batch(batch, info, snap, cycle, r)
+    n = len(snap.order)
+    if n:
+        # a full cycle leaves the index wrapped to the node count; a hint, standing in for
+        # one, must too
+        cursor.next_start_index %= n
+    pct, to_find = env.sampling[fw.name]
+    batch = env.batch[fw.name]
+    r = batch.schedule(
+        info, snap, cursor, to_find, nominated is not None,
+        lambda: schedule_pod(env, cursor, fw, info, nominated, pct, to_find),
+        None if dry_run else lambda row: assume(env, batch, pod, info, row),
+    )
     if r.row < 0:
         p = _unschedulable(env, cursor, fw, info, r, nominated, dry_run, cycle)
         rec.result, rec.seconds = "unschedulable", time.perf_counter() - started
         return p
-    node = snap.node(r.row).name
-    if not dry_run:
-        assume(env, batch, pod, info, r.row)
     rec.result, rec.seconds = "scheduled", time.perf_counter() - started
     return Placement(
-        pod.uid, node, Outcome.SCHEDULED, batched=r.path is Path.HINT, cycle=cycle,
-        score=r.score, nodes_evaluated=r.evaluated, nodes_feasible=r.feasible,
+        pod.uid, snap.node(r.row).name, Outcome.SCHEDULED, batched=r.path is Path.HINT,
+        cycle=cycle, score=r.score, nodes_evaluated=r.evaluated, nodes_feasible=r.feasible,
     )
-
-
-def record_batch(
-    batch: OpportunisticBatch, info: PodInfo, snap: Snapshot, cycle: int, r: ScheduleResult
-) -> None:
-    """kube's StoreScheduleResults: what the profile's batch state keeps of the cycle (before
-    its pod is assumed)."""
-    path = r.path
-    if path is Path.FAILED:
-        # a preempting pod is a failed cycle for the batch state too (kube's pod_failed)
-        batch.store_failure(cycle)
-        return
-    name = snap.node(r.row).name
-    if path is Path.HINT:
-        batch.hint_used(cycle, r.row, name)
-    elif path is Path.UNSCORED:
-        batch.store_unscored(cycle, r.row, name)
-    elif path is Path.SCORED:
-        s, cs = r.scored, r.cs
-        assert s is not None and cs is not None
-        batch.store(
-            info, snap, cycle, r.row, name, s.feasible, s.sr, s.start_row, cs,
-            complete=s.complete,
-        )
-    else:
-        batch.store_unbatchable(
-            cycle, r.row, name,
-            FlushReason.NOMINATED_PODS if path is Path.NOMINATED
-            else FlushReason.POD_NOT_BATCHABLE,
-        )
 
 
 def assume(

@@ -47,13 +47,14 @@ class StagedReplace:
     ) -> None:
         self.idle_seconds = idle_seconds
         self.clock = clock
-        self._open: Staged | None = None
+        # the open staged replace, maybe idle past its time (current() drops that one)
+        self.open: Staged | None = None
 
     def current(self) -> Staged | None:
         """The open staged replace; one idle past `idle_seconds` is dropped first."""
-        st = self._open
+        st = self.open
         if st is not None and self.clock() - st.touched > self.idle_seconds:
-            self._open = st = None
+            self.open = st = None
         return st
 
     def begin(self, upd: SnapshotUpdate) -> Staged:
@@ -74,10 +75,10 @@ class StagedReplace:
     def keep(self, st: Staged) -> None:
         """`st` took a chunk: it is the open staged replace, and not idle."""
         st.touched = self.clock()
-        self._open = st
+        self.open = st
 
     def clear(self) -> None:
-        self._open = None
+        self.open = None
 
     def refuse_if_open(self, cluster: str) -> None:
         """FailedPrecondition while a staged replace is open: the cluster is being replaced."""

@@ -11,11 +11,12 @@ last chosen node (the rescore path), and every row an UpdateSnapshot touched (ch
 re-filtered, rescored, and inserted at its visiting-order place if it became feasible. So a
 hint equals the full cycle's choice.
 
-Two caches: a cycle that visited every node and scores nothing across nodes keeps a
-ScoreCache (its feasible rows, picks kept from one pod to the next); a sampled cycle
-(percentageOfNodesToScore) or soft spreading keeps a WindowCache (every node's verdict, so a
-hint reads the window of the sampled cycle it stands for, and spreading is scored per window
-from counts moved by each placement).
+The batch state wraps the cycle (`schedule`): the hint, or the full cycle it stands for, then
+what is kept of the result, then the assume. Two caches: a cycle that visited every node and
+scores nothing across nodes keeps a ScoreCache (its feasible rows, picks kept from one pod to
+the next); a sampled cycle (percentageOfNodesToScore) or soft spreading keeps a WindowCache
+(every node's verdict, so a hint reads the window of the sampled cycle it stands for, and
+spreading is scored per window from counts moved by each placement).
 """
 
 from __future__ import annotations
@@ -26,20 +27,20 @@ from collections.abc import Callable
 
 import numpy as np
 
-from ...framework import Rows
 from ...framework.affinity_index import pod_has_pod_affinity
 from ...framework.podinfo import PodInfo
 from ...framework.snapshot import Snapshot
 from ...model import Pod
-from ..cycle_context import CURRENT
+from ..cycle_context import CURRENT, CycleCursor
 from ..observer import Observer
-from ..runtime import CycleState, Framework, ScoreResult
+from ..runtime import CycleState, Framework
+from ..schedule_result import Path, ScheduleResult
 from .batch_types import BatchAttempt, FlushReason, Hint, LastCycle
 from .churn import Churn
 from .parked import ParkedBudget, ParkedStates
+from .rescore_path import score_cache_compatible, window_cache_compatible
 from .run_memo import RunMemo
 from .score_cache import COMPACT_MIN, ScoreCache
-from .score_recheck import score_cache_compatible
 from .signature import PodSigner
 from .window_cache import WindowCache
 
@@ -50,12 +51,8 @@ class OpportunisticBatch:
     """One profile's batch state. Called under the cluster lock only."""
 
     def __init__(
-        self,
-        fw: Framework,
-        observer: Observer,
-        enabled: bool,
-        clock: Callable[[], float] = time.monotonic,
-        compact_min: int = COMPACT_MIN,
+        self, fw: Framework, observer: Observer, enabled: bool,
+        clock: Callable[[], float] = time.monotonic, compact_min: int = COMPACT_MIN,
         parked_budget: ParkedBudget | None = None,
     ) -> None:
         self.fw = fw
@@ -118,8 +115,11 @@ class OpportunisticBatch:
         pod (anti-)affinity terms reach whole domains, which no row list expresses. The pod
         of this profile's cycle comes with the generations it moved the snapshot between: a
         CycleState valid before stays valid for the next pod of the same signature."""
-        if generations is not None and self._run is not None:
-            self._run.assumed(*generations)
+        memo = self._run
+        if generations is not None and memo is not None and memo.generation == generations[0]:
+            # a CycleState valid before this pod's assume stays valid for the next pod of
+            # the same signature (see RunMemo.serves)
+            memo.generation = generations[1]
         if len(self.parked):
             if pod_has_pod_affinity(pod):
                 self.parked.clear()
@@ -129,6 +129,47 @@ class OpportunisticBatch:
     def _set_cycle(self, cycle: int, row: int, name: str, succeeded: bool) -> None:
         last = self.last  # in place: one per pod, read only here
         last.cycle, last.row, last.name, last.succeeded = cycle, row, name, succeeded
+
+    # ---- the cycle, wrapped -----------------------------------------------------------------
+    def schedule(
+        self, info: PodInfo, snap: Snapshot, cursor: CycleCursor, to_find: int,
+        nominated: bool, place: Callable[[], ScheduleResult],
+        assume: Callable[[int], None] | None,
+    ) -> ScheduleResult:
+        """kube's GetNodeHint before schedulePod and StoreScheduleResults after it, as one call
+        around the cycle: a hint stands for `place` (schedulePod); either way the result is
+        kept before `assume` (None in a dry run) adds the pod to the snapshot. `nominated`:
+        nominated pods count in this pod's filters, through a second pass no hint models."""
+        r = self._hint(info, snap, cursor, to_find, nominated)
+        if r is None:
+            r = place()
+        self.store_result(info, snap, cursor.cycle, r)
+        if assume is not None and r.row >= 0:
+            assume(r.row)
+        return r
+
+    def _hint(
+        self, info: PodInfo, snap: Snapshot, cursor: CycleCursor, to_find: int,
+        nominated: bool,
+    ) -> ScheduleResult | None:
+        """The hint as a result standing for the cycle; the cursor's start index moves as the
+        (sampled) cycle the hint stands for would move it."""
+        if nominated:
+            # counted, so that batching turned off by nominations shows in the metrics
+            if self.enabled:
+                self._event("batch_skipped", FlushReason.NOMINATED_PODS.value)
+            return None
+        n = len(snap.order)
+        if n == 0:
+            return None
+        hint = self.get_node_hint(
+            info, snap, cursor.cycle, cursor.rng, cursor.next_start_index, to_find
+        )
+        if hint is None:
+            return None
+        row, score, processed = hint
+        cursor.next_start_index = (cursor.next_start_index + processed) % n
+        return ScheduleResult(Path.HINT, row, score, 1, 1)
 
     # ---- GetNodeHint ------------------------------------------------------------------------
     def get_node_hint(
@@ -198,11 +239,18 @@ class OpportunisticBatch:
             return False
         assert cs is not None
         if isinstance(st, WindowCache):
-            return self._window_compatible(info, snap, cs, st, self.last.row)
-        reason = score_cache_compatible(
-            self.fw, info, snap, cs, st, self._churn, self.last.row, start_index, to_find,
-            self.rescore, self._run, self.compact_min,
-        )
+            if st.pending:  # built by its first hint: nothing to recheck
+                self._churn.reset()
+                return True
+            reason = window_cache_compatible(
+                self.fw, info, snap, cs, st, self._churn, self.last.row, self.rescore,
+                self._run,
+            )
+        else:
+            reason = score_cache_compatible(
+                self.fw, info, snap, cs, st, self._churn, self.last.row, start_index,
+                to_find, self.rescore, self._run, self.compact_min,
+            )
         if reason is not None:
             self._flush(reason)
             return False
@@ -225,30 +273,6 @@ class OpportunisticBatch:
         if snap.row_of(self.last.name) != self.last.row:
             return FlushReason.NODE_MISSING
         return None
-
-    def _window_compatible(
-        self, info: PodInfo, snap: Snapshot, cs: CycleState, st: WindowCache, row: int
-    ) -> bool:
-        """The rescore path of a WindowCache. It keeps every node's verdict in the visiting
-        order it was built on: a node change (the order, labels, node count) flushes it.
-        A pending one is built now, from the snapshot as it is: a run pays for evaluating
-        every node only once a pod can use it."""
-        if st.pending:  # built by its first hint
-            self._churn.reset()
-            return True
-        check = self._churn.take_rows(row) if snap.order is st.order else None
-        if check is None:
-            self._flush(FlushReason.SNAPSHOT_CHANGED)
-            return False
-        if check:
-            rows: Rows = np.array(sorted(r for r in check if snap.alive[r]), dtype=np.intp)
-            ok = st.recheck_rows(self.fw, info, snap, cs, rows, row, self.rescore)
-        else:
-            ok = st.recheck_last(self.fw, info, snap, cs, row, self.rescore, self._run)
-        if not ok:
-            self._flush(FlushReason.NODE_NOT_FULL)
-            return False
-        return True  # none left to hint (empty_list): the hint finds its window empty
 
     def _park(self) -> None:
         """Keep the current WindowCache for when its signature comes back. It is exact but
@@ -286,15 +310,7 @@ class OpportunisticBatch:
         st.recheck_rows(self.fw, info, snap, cs, live, -1, True)
         st.renew(self.clock())
         self.resumed_runs += 1
-        return self._still_hintable(True, st.nlive)
-
-    def _still_hintable(self, recheck_ok: bool, nlive: int) -> bool:
-        """After the rescore path's recheck: flush as kube would when the last node can still
-        take pods and rescoring is off (node_not_full), or no node is left (empty_list)."""
-        if not recheck_ok:
-            self._flush(FlushReason.NODE_NOT_FULL)
-            return False
-        if nlive == 0:
+        if st.nlive == 0:  # no node left to hint
             self._flush(FlushReason.EMPTY_LIST)
             return False
         return True
@@ -303,35 +319,51 @@ class OpportunisticBatch:
         """PreFilter for the pod, or the previous pod's CycleState when nothing but the
         assume of pods of this signature changed since (pre_filter_assume_stable)."""
         memo = self._run
-        if memo is not None and self.fw.pre_filter_assume_stable and memo.serves(sig, snap):
+        if (
+            memo is not None and self.fw.pre_filter_assume_stable and memo.signature == sig
+            and memo.generation == snap.generation
+        ):
             return memo.cycle_state
         cs = self.fw.run_pre_filter(info, snap)
         self._run = RunMemo(sig, snap.generation, cs)
         return cs
 
     # ---- StoreScheduleResults ---------------------------------------------------------------
-    def hint_used(self, cycle: int, row: int, name: str) -> None:
-        self._set_cycle(cycle, row, name, True)
-        self.batched_pods += 1
-        self._event("batch_attempt", BatchAttempt.HINT_USED)
-
-    def _note_unused_hint(self, cycle: int) -> None:
-        if self._hinted[0] == cycle:
-            self._event("batch_attempt", BatchAttempt.HINT_NOT_USED)
-
-    def store(
-        self, info: PodInfo, snap: Snapshot, cycle: int, row: int, name: str, feasible: Rows,
-        sr: ScoreResult, start_row: int, cs: CycleState, complete: bool = True,
-    ) -> None:
-        """After a full, scored cycle (before its pod is assumed): keep what the next pod
-        needs, and the CycleState. `complete`: the cycle visited every node (no
-        percentageOfNodesToScore cut), so `feasible` is all of them; else, and for pods
-        whose scores reach across nodes, every node is evaluated once here."""
+    def store_result(self, info: PodInfo, snap: Snapshot, cycle: int, r: ScheduleResult) -> None:
+        """kube's StoreScheduleResults, before the pod is assumed: a scored cycle keeps what
+        the next pod needs; any other ends the state (a failed one, a preempting pod's
+        included, as kube's pod_failed)."""
+        path = r.path
+        if path is Path.HINT:
+            self._set_cycle(cycle, r.row, snap.node(r.row).name, True)
+            self.batched_pods += 1
+            self._event("batch_attempt", BatchAttempt.HINT_USED)
+            return
         if not self.enabled:
             return
+        if self._hinted[0] == cycle:
+            self._event("batch_attempt", BatchAttempt.HINT_NOT_USED)
+        if path is Path.FAILED:
+            self._set_cycle(cycle, -1, "", False)
+            return
+        self._set_cycle(cycle, r.row, snap.node(r.row).name, True)
+        if path is Path.SCORED:
+            self._keep(info, snap, r)
+        elif path is Path.UNSCORED:  # one feasible node: nothing sorted to keep
+            self._flush(FlushReason.EMPTY_LIST)  # counted always, as kube does
+        elif path is Path.NOMINATED:  # nominated pods counted for this pod
+            self._flush(FlushReason.NOMINATED_PODS)
+        else:  # PreFilter narrowed the nodes
+            self._flush(FlushReason.POD_NOT_BATCHABLE)
+
+    def _keep(self, info: PodInfo, snap: Snapshot, r: ScheduleResult) -> None:
+        """What a full, scored cycle leaves the next pod, and its CycleState. A cycle that
+        visited every node (`complete`: no percentageOfNodesToScore cut) keeps a ScoreCache of
+        its feasible rows; else, and for pods whose scores reach across nodes, a WindowCache
+        that evaluates every node once, at the first hint."""
         started = time.perf_counter()
-        self._note_unused_hint(cycle)
-        self._set_cycle(cycle, row, name, True)
+        cycle, cs = self.last.cycle, r.cs
+        assert cs is not None and r.feasible_rows is not None and r.sr is not None
         sig_cycle, sig, full = self._signature
         if sig_cycle != cycle:
             sig, full = self.signer.sign(info)
@@ -344,13 +376,14 @@ class OpportunisticBatch:
             cs = dataclasses.replace(cs, record_plugin_metrics=False)
         self._run = RunMemo(sig, snap.generation, cs)
         self.parked.drop(sig)  # this cycle's state replaces it
-        if complete and not full and snap.order_ascending:
+        if r.complete and not full and snap.order_ascending:
             # ScoreCache keys its rows as "rows ascending, rotated"; any other visiting order
             # (zones added zone by zone, a reused row) takes the WindowCache, which keys by
             # position
+            sr = r.sr
             self.state = ScoreCache.new(
-                self.fw, info, sig, feasible, sr.raw, sr.states, sr.skipped, self.clock(),
-                start_row,
+                self.fw, info, sig, r.feasible_rows, sr.raw, sr.states, sr.skipped,
+                self.clock(), r.start_row,
             )
         else:
             # built at the first hint: a signature that changes every pod costs nothing here
@@ -363,35 +396,3 @@ class OpportunisticBatch:
         if rec is not None:
             ended = time.perf_counter()
             rec.store = (ended - started, ended)
-
-    def store_unbatchable(
-        self, cycle: int, row: int, name: str,
-        reason: FlushReason = FlushReason.POD_NOT_BATCHABLE,
-    ) -> None:
-        """A scored cycle whose results cannot serve the next pod (PreFilter narrowed it, or
-        nominated pods counted for it: `reason`)."""
-        if not self.enabled:
-            return
-        self._note_unused_hint(cycle)
-        self._set_cycle(cycle, row, name, True)
-        self._flush(reason)
-
-    def skipped(self, reason: FlushReason) -> None:
-        """A pod that asked no hint at all (`reason`: nominated pods count in its filters),
-        counted so that batching turned off by nominations shows in the metrics."""
-        if self.enabled:
-            self._event("batch_skipped", reason.value)
-
-    def store_unscored(self, cycle: int, row: int, name: str) -> None:
-        """One feasible node, placed without scoring: nothing sorted to keep (kube: empty_list)."""
-        if not self.enabled:
-            return
-        self._note_unused_hint(cycle)
-        self._set_cycle(cycle, row, name, True)
-        self._flush(FlushReason.EMPTY_LIST)  # counted always, as kube does
-
-    def store_failure(self, cycle: int) -> None:
-        if not self.enabled:
-            return
-        self._note_unused_hint(cycle)
-        self._set_cycle(cycle, -1, "", False)

@@ -1,5 +1,6 @@
-"""The rescore path of a ScoreCache: re-evaluate the rows whose pods or node changed since the
-last hint, so that the cache again holds what a full cycle would compute (see batch.py)."""
+"""The rescore path: re-evaluate the rows whose pods or node changed since the last hint, so
+that the kept cache (a ScoreCache or a WindowCache) again holds what a full cycle would
+compute (see batch.py)."""
 
 from __future__ import annotations
 
@@ -13,8 +14,11 @@ from .batch_types import FlushReason
 from .churn import Churn
 from .run_memo import RunMemo
 from .score_cache import ScoreCache
+from .window_cache import WindowCache
 
-__all__ = ["recheck_last", "recheck_rows", "score_cache_compatible"]
+__all__ = [
+    "recheck_last", "recheck_rows", "score_cache_compatible", "window_cache_compatible",
+]
 
 
 def recheck_last(
@@ -121,3 +125,23 @@ def score_cache_compatible(
     elif len(st.rows) > compact_min and 2 * st.nlive < len(st.rows):
         st.compact()  # tombstones outnumber live rows: amortized O(1) per removal
     return None
+
+
+def window_cache_compatible(
+    fw: Framework, info: PodInfo, snap: Snapshot, cs: CycleState, st: WindowCache,
+    churn: Churn, row: int, rescore: bool, memo: RunMemo | None,
+) -> FlushReason | None:
+    """The rescore path of a WindowCache, or why it is flushed. It keeps every node's verdict
+    in the visiting order it was built on: a node change (the order, labels, node count)
+    flushes it. None left to hint (empty_list) is found by the hint, in its window. (A
+    pending one, built by its first hint from the snapshot as it is, has nothing to
+    recheck: a run pays for evaluating every node only once a pod can use it.)"""
+    check = churn.take_rows(row) if snap.order is st.order else None
+    if check is None:
+        return FlushReason.SNAPSHOT_CHANGED
+    if check:
+        rows: Rows = np.array(sorted(r for r in check if snap.alive[r]), dtype=np.intp)
+        ok = st.recheck_rows(fw, info, snap, cs, rows, row, rescore)
+    else:
+        ok = st.recheck_last(fw, info, snap, cs, row, rescore, memo)
+    return None if ok else FlushReason.NODE_NOT_FULL
