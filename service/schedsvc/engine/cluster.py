@@ -27,7 +27,7 @@ from .cycle_context import CycleCursor
 from .cycle_env import CycleEnv, sampling_by_profile
 from .explain import Explanation, explain
 from .nomination_bound import check_update
-from .observer import Observer
+from .observer import NULL_OBSERVER, Observer
 from .runtime import Framework
 from .schedule_one import Placement, schedule_one
 from .staged import StagedReplace
@@ -176,6 +176,7 @@ class Cluster:
             snap, self.batches, e.frameworks, e.observer, pct, e.executor,
             e.config.parallelism, e.max_nominated_pods, self.batches.by_profile(),
             sampling_by_profile(e.frameworks, pct, snap.num_nodes),
+            e.observer is not NULL_OBSERVER,
         )
 
     def schedule(

@@ -36,6 +36,9 @@ class CycleEnv:
     # profile -> (its percentageOfNodesToScore, numFeasibleNodesToFind of every node): what
     # the filter stage looks for, and so what a batching hint stands for
     sampling: Mapping[str, tuple[int, int]]
+    # whether a cycle makes a CycleRecord: not for the null observer (metrics and tracing
+    # off), which would drop it
+    records: bool
 
 
 def sampling_by_profile(

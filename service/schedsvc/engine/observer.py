@@ -3,10 +3,11 @@
 The engine calls these hooks; observability/ implements them with Prometheus and
 OpenTelemetry. A scheduling cycle reports once, at its end, with the record of everything it
 did (cycle_context.py); the other hooks carry what happens outside a cycle (an UpdateSnapshot's
-flushes, Explain's extension points, a filter piece on a worker thread). The null observer
-costs one method call per event, so with metrics and tracing off the hot path pays nothing
-else. Durations are measured by the engine (perf_counter pairs) and handed over as seconds: an
-observer never times anything itself.
+flushes, Explain's extension points, a filter piece on a worker thread). With the null
+observer (metrics and tracing off) a cycle makes no record, and its stages tell the null
+observer directly, one method call per event: the hot path pays nothing else. Durations are
+measured by the engine (perf_counter pairs) and handed over as seconds: an observer never
+times anything itself.
 """
 
 from __future__ import annotations

@@ -164,7 +164,7 @@ class Framework:
         rec = CURRENT.rec
         if rec is not None:
             rec.points.append((point, status, ended - started, ended))
-        else:
+        elif self.observer is not NULL_OBSERVER:
             self.observer.extension_point(self.name, point, status, ended - started)
 
     def _plugin(self, plugin: str, point: str, status: str, seconds: float) -> None:
@@ -172,7 +172,7 @@ class Framework:
         rec = CURRENT.rec
         if rec is not None:
             rec.plugins.append((plugin, point, status, seconds))
-        else:
+        elif self.observer is not NULL_OBSERVER:
             self.observer.plugin_duration(plugin, point, status, seconds)
 
     def _pre_filter(self, pod: PodInfo, snap: Snapshot, cs: CycleState) -> CycleState:

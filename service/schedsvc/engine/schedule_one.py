@@ -57,7 +57,10 @@ class Placement:
 
 def schedule_one(env: CycleEnv, cursor: CycleCursor, pod: Pod, dry_run: bool) -> Placement:
     """One attempt; the observer is told once, at its end, with the record of the cycle that
-    its stages filled (metrics, a trace span)."""
+    its stages filled (metrics, a trace span). With no observer (metrics and tracing off)
+    there is no record: the stages find none and tell the null observer directly."""
+    if not env.records:
+        return _scheduling_cycle(env, cursor, pod, dry_run, None)
     rec = CURRENT.rec = CycleRecord(pod.scheduler_name, pod.uid, time.perf_counter())
     try:
         p = _scheduling_cycle(env, cursor, pod, dry_run, rec)
@@ -74,7 +77,7 @@ def schedule_one(env: CycleEnv, cursor: CycleCursor, pod: Pod, dry_run: bool) ->
 
 
 def _scheduling_cycle(
-    env: CycleEnv, cursor: CycleCursor, pod: Pod, dry_run: bool, rec: CycleRecord
+    env: CycleEnv, cursor: CycleCursor, pod: Pod, dry_run: bool, rec: CycleRecord | None
 ) -> Placement:
     """kube's schedulingCycle around schedulePod: the pod's placement, assumed unless dry_run;
     the batch state and the observer hear of it here, once."""
@@ -100,7 +103,7 @@ def _scheduling_cycle(
             pod.uid, "", Outcome.REJECTED, cycle=cycle,
             message=f"no profile serves schedulerName {pod.scheduler_name!r}",
         )
-    started = time.perf_counter()
+    started = time.perf_counter() if rec is not None else 0.0
     info = cursor.last_info = pod_info(pod, cursor.last_info)
     if pod.uid in snap.nominated and not dry_run:
         # placing it ends its nomination, which other pods' two-pass filters counted
@@ -120,9 +123,11 @@ def _scheduling_cycle(
     )
     if r.row < 0:
         p = _unschedulable(env, cursor, fw, info, r, nominated, dry_run, cycle)
-        rec.result, rec.seconds = "unschedulable", time.perf_counter() - started
+        if rec is not None:
+            rec.result, rec.seconds = "unschedulable", time.perf_counter() - started
         return p
-    rec.result, rec.seconds = "scheduled", time.perf_counter() - started
+    if rec is not None:
+        rec.result, rec.seconds = "scheduled", time.perf_counter() - started
     return Placement(
         pod.uid, snap.node(r.row).name, Outcome.SCHEDULED, batched=r.path is Path.HINT,
         cycle=cycle, score=r.score, nodes_evaluated=r.evaluated, nodes_feasible=r.feasible,

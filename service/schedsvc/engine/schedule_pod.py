@@ -141,7 +141,7 @@ def find_nodes_that_fit(
     rec = CURRENT.rec
     if rec is not None:
         rec.points.append(("Filter", status, ended - started, ended))
-    else:
+    elif env.records:
         env.observer.extension_point(fw.name, "Filter", status, ended - started)
     cursor.next_start_index = (cursor.next_start_index + fo.processed) % num_all
     return fo, to_find

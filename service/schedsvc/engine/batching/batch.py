@@ -32,7 +32,7 @@ from ...framework.podinfo import PodInfo
 from ...framework.snapshot import Snapshot
 from ...model import Pod
 from ..cycle_context import CURRENT, CycleCursor
-from ..observer import Observer
+from ..observer import NULL_OBSERVER, Observer
 from ..runtime import CycleState, Framework
 from ..schedule_result import Path, ScheduleResult
 from .batch_types import BatchAttempt, FlushReason, Hint, LastCycle
@@ -80,7 +80,7 @@ class OpportunisticBatch:
         rec = CURRENT.rec  # inside a cycle its record takes it; an update's flush is told now
         if rec is not None:
             rec.events.append(("batch_flush", self.profile, reason.value))
-        else:
+        elif self.observer is not NULL_OBSERVER:
             self.observer.batch_flush(self.profile, reason.value)
 
     def _event(self, what: str, value: str) -> None:
