@@ -11,6 +11,8 @@ from dataclasses import dataclass, field
 from enum import Enum
 from types import MappingProxyType
 
+from .model_volume import Volume
+
 __all__ = [
     "CPU",
     "MEMORY",
@@ -316,6 +318,8 @@ class Pod:
     node_name: str = ""
     nominated_node_name: str = ""
     default_selector: LabelSelector | None = None
+    # spec.volumes, as the volume plugins read them (model_volume.py)
+    volumes: tuple[Volume, ...] = ()
     # Set by the server's conversion cache: pods holding the same token are equal in every
     # field but uid and name, so per-pod work (PodInfo, signature) can be memoized by it.
     shape: object | None = field(default=None, compare=False, repr=False)

@@ -35,6 +35,7 @@ from .interning import LabelColumn, kept_columns, worth_compacting
 from .node_tree import NodeTree, zone_key
 from .pod_record import NominatedKey, PodListener, PodRecord
 from .snapshot_pods import SnapshotPods
+from .storage import StorageState
 
 __all__ = [
     "Snapshot",
@@ -103,6 +104,7 @@ class Snapshot(SnapshotPods):
         self.nominated: dict[str, PodRecord] = {}  # uid -> pods only nominated
         self.namespaces: dict[str, Namespace] = {}
         self.pdbs: dict[str, PodDisruptionBudget] = {}  # "namespace/name" -> budget
+        self.storage = StorageState()  # PVs, claims, classes, CSI objects (storage.py)
         self.listeners: list[PodListener] = []
 
     # ---- reading -------------------------------------------------------------------------
