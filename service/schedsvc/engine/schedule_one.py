@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 
 from ..framework.podinfo import PodInfo, pod_info
 from ..model import Outcome, Pod
+from ..model_storage import VolumeBindingResult
 from .batching import OpportunisticBatch
 from .cycle_context import CURRENT, CycleCursor, CycleRecord
 from .cycle_env import CycleEnv
@@ -53,6 +54,8 @@ class Placement:
     # DefaultPreemption found room: the node the pod is nominated to, the pods to evict there
     nominated_node_name: str = ""
     victims: tuple[Victim, ...] = ()
+    # VolumeBinding's Reserve: what each unbound claim of the placed pod was assumed to bind to
+    volume_bindings: tuple[VolumeBindingResult, ...] = ()
 
 
 def schedule_one(env: CycleEnv, cursor: CycleCursor, pod: Pod, dry_run: bool) -> Placement:

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 from ..framework.affinity_index import pod_has_pod_affinity
 from ..framework.podinfo import PodInfo
 from ..framework.snapshot import Snapshot
+from .update_types import STORAGE_KINDS
 
 if TYPE_CHECKING:
     from .update_types import SnapshotUpdate
@@ -27,6 +28,24 @@ def _holds_pod_terms(snap: Snapshot, node_name: str) -> bool:
     return row is not None and any(
         pod_has_pod_affinity(rec.pod) for rec in snap.pods_on_row[row].values()
     )
+
+
+def _apply_storage(snap: Snapshot, upd: SnapshotUpdate) -> None:
+    """Storage objects: removals, then upserts, each kind keyed as kube keys it. Any change
+    moves the storage generation and the snapshot's (the batch state is told by the cluster:
+    ClusterBatches.updated drops it for any storage change)."""
+    st = snap.storage
+    changed = False
+    for upsert, remove, attr in STORAGE_KINDS:
+        objects = getattr(st, attr)
+        for key in getattr(upd, remove):
+            changed = objects.pop(key, None) is not None or changed
+        for obj in getattr(upd, upsert):
+            objects[getattr(obj, "key", None) or obj.name] = obj
+            changed = True
+    if changed:
+        st.generation += 1
+        snap.generation += 1
 
 
 def apply_update(
@@ -45,6 +64,8 @@ def apply_update(
         snap.remove_node(name)
     for ns in upd.upsert_namespaces:
         snap.upsert_namespace(ns)
+    if upd.storage_changed:
+        _apply_storage(snap, upd)
     # budgets only steer preemption: no filter or score reads them, batch state stays
     for key in upd.remove_pod_disruption_budgets:
         if snap.pdbs.pop(key, None) is not None:

@@ -15,6 +15,7 @@ from ..errors import InvalidArgument
 from ..framework.podinfo import PodInfo, pod_info
 from ..framework.snapshot import Snapshot
 from ..model import MAX_QUANTITY
+from .update_types import STORAGE_KINDS
 
 if TYPE_CHECKING:
     from .update_types import SnapshotUpdate
@@ -42,6 +43,7 @@ def validate_update(snap: Snapshot, upd: SnapshotUpdate) -> dict[str, PodInfo]:
             return True
         return not upd.replace and name in snap.index and name not in removed
 
+    _check_storage(upd)
     keys: set[str] = set()
     for i, pdb in enumerate(upd.upsert_pod_disruption_budgets):
         if pdb.key in keys:
@@ -74,6 +76,19 @@ def validate_update(snap: Snapshot, upd: SnapshotUpdate) -> dict[str, PodInfo]:
         infos[pod.uid] = pod_info(pod)
     _check_usage(snap, upd, infos, removed)
     return infos
+
+
+def _check_storage(upd: SnapshotUpdate) -> None:
+    """No storage object is upserted twice in one update (kube keys: name, or namespace/name
+    for claims and capacities). References between objects are not checked: a claim naming
+    a class the cluster lacks is kube's verdict when a pod needs it, not a bad update."""
+    for upsert, _, _ in STORAGE_KINDS:
+        seen: set[str] = set()
+        for i, obj in enumerate(getattr(upd, upsert)):
+            key = getattr(obj, "key", None) or obj.name
+            if key in seen:
+                raise InvalidArgument(f"{upsert}[{i}].name", f"duplicate {key!r}")
+            seen.add(key)
 
 
 def _sums(info: PodInfo) -> dict[str, int]:

@@ -21,6 +21,7 @@ from schedsvc.v1 import schedule_pb2 as pb
 from .cache import PodCaches
 from .convert_preemption import preemption_policy, start_time
 from .convert_selectors import affinity, label_keys, label_selector
+from .convert_volume import pod_volumes
 from .counts import check_counts
 from .validation import (
     DNS1123_LABEL_RE,
@@ -297,6 +298,7 @@ def _pod_fields(msg: pb.Pod, prefix: str, caches: PodCaches) -> model.Pod:
             if msg.HasField("default_selector")
             else None
         ),
+        volumes=pod_volumes(msg.volumes, prefix, caches) if msg.volumes else (),
     )
 
 

@@ -23,7 +23,7 @@ from .validation import (
     qualified_name_error,
 )
 
-__all__ = ["label_selector", "label_keys", "affinity"]
+__all__ = ["label_selector", "label_keys", "affinity", "node_selector_terms"]
 
 NODE_SELECTOR_OPERATORS = frozenset({"In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt"})
 LABEL_SELECTOR_OPERATORS = frozenset({"In", "NotIn", "Exists", "DoesNotExist"})
@@ -77,6 +77,13 @@ def _node_selector_term(t: pb.NodeSelectorTerm, path: str) -> model.NodeSelector
             for i, r in enumerate(t.match_fields)
         ),
     )
+
+
+def node_selector_terms(
+    ts: Iterable[pb.NodeSelectorTerm], path: str
+) -> tuple[model.NodeSelectorTerm, ...]:
+    """A NodeSelector's terms (a PV's node affinity reads them as a pod's required one)."""
+    return tuple(_node_selector_term(t, f"{path}[{i}]") for i, t in enumerate(ts))
 
 
 def label_selector(s: pb.LabelSelector, path: str, caches: PodCaches) -> model.LabelSelector:

@@ -21,6 +21,9 @@ class Limits:
     # PodDisruptionBudgets upserted, and removed, by one UpdateSnapshot: a list of their own,
     # as namespaces have, since budgets are neither nodes nor pods
     max_pdbs_per_update: int = 100_000
+    # each storage list of an UpdateSnapshot (PVs, claims, classes, CSI objects, attachments),
+    # upserts and removals alike
+    max_storage_objects_per_update: int = 1_000_000
     max_cluster_name: int = 253
     # entries in any repeated or map field inside a pod, node or namespace (server/counts.py)
     max_items_per_field: int = DEFAULT_MAX_ITEMS

@@ -19,6 +19,7 @@ from .cache import request_scope
 from .convert import Converter
 from .convert_preemption import pdb_key
 from .convert_results import explanation_to_pb
+from .convert_storage_update import STORAGE_LISTS, storage_update_fields
 from .limits import Limits
 from .memory import MemoryBudget, MemoryLimits
 from .pauses import HeapPolicy
@@ -36,6 +37,7 @@ _LIST_LIMITS = (
     ("upsert_namespaces", "max_namespaces_per_update"),
     ("upsert_pod_disruption_budgets", "max_pdbs_per_update"),
     ("remove_pod_disruption_budgets", "max_pdbs_per_update"),
+    *((fname, "max_storage_objects_per_update") for fname in STORAGE_LISTS),
 )
 
 
@@ -105,6 +107,7 @@ def _update_from_pb(conv: Converter, request: pb.UpdateSnapshotRequest) -> Snaps
         stage=request.stage,
         staged_replace=request.staged_replace,
         commit=request.commit,
+        **storage_update_fields(request, conv.caches, conv.max_items),
     )
 
 

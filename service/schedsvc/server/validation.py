@@ -22,6 +22,7 @@ from .cache import ConversionCache
 
 __all__ = [
     "DNS1123_LABEL_RE",
+    "annotation_map",
     "INT_RE",
     "check_key",
     "container_resource_error",
@@ -34,6 +35,7 @@ __all__ = [
     "qualified_name_error",
     "pod_level_resources",
     "resources",
+    "to_storage",
 ]
 
 _EMPTY_INTS: Mapping[str, int] = MappingProxyType({})
@@ -223,3 +225,18 @@ def pod_level_resources(m: Mapping[str, str], path: str) -> Mapping[str, int]:
                 f"{k!r} is not a supported pod-level resource (cpu, memory, hugepages-*)",
             )
     return resources(m, path)
+
+
+def to_storage(text: str, path: str) -> int:
+    """A storage quantity (a claim's request, a PV's capacity) in bytes, rounded up."""
+    return to_canonical("storage", text, path)
+
+
+def annotation_map(m: Mapping[str, str], path: str) -> Mapping[str, str]:
+    """Annotations: qualified-name keys (kube's ValidateAnnotations), any values, frozen."""
+    if not m:
+        return model.frozen_map()
+    d = dict(m)
+    for k in d:
+        check_key(k, f"{path}{field_key(k)}")
+    return MappingProxyType(d)

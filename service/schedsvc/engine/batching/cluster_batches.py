@@ -46,7 +46,11 @@ class ClusterBatches:
         self, upd: SnapshotUpdate, dirty: set[int] | None, node_rows: set[int]
     ) -> None:
         """An update was applied: `dirty` the rows whose node or pods changed (None: any may
-        have), `node_rows` those whose node was upserted."""
+        have), `node_rows` those whose node was upserted. A change of storage objects drops
+        every cached evaluation: a volume plugin's verdict on any row may read them (the
+        simplest exact choice; storage changes are rare beside pod updates)."""
+        if upd.storage_changed:
+            dirty = None
         nodes_changed = upd.nodes_changed
         for b in self._by_profile.values():
             b.on_snapshot_change(dirty, node_rows, nodes_changed)
