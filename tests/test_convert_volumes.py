@@ -18,7 +18,7 @@ from schedsvc.server import convert_volume
 from schedsvc.server.convert import Converter
 from schedsvc.server.convert_results import fill_placement
 from schedsvc.v1 import schedule_pb2 as pb
-from tests.builders.storage_pb import volume_to_pb
+from tests.builders.to_pb import volume_to_pb
 from tests.convert_cases import a_pod
 
 TEMPLATE = pb.PersistentVolumeClaimTemplate(

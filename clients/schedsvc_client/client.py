@@ -33,7 +33,7 @@ import grpc
 from schedsvc.v1 import schedule_pb2 as pb
 from schedsvc.v1 import schedule_pb2_grpc as pb_grpc
 
-from .desired_state import DesiredState, replay_chunks
+from .desired_state import STORAGE_FIELDS, DesiredState, replay_chunks
 from .retry import RETRYABLE, ResyncError, RetryPolicy, call_with_retry
 from .stream_source import BatchSource
 
@@ -130,9 +130,15 @@ class SchedClient:
         timeout: float | None = None,
         upsert_pod_disruption_budgets: Iterable[pb.PodDisruptionBudget] = (),
         remove_pod_disruption_budgets: Iterable[str] = (),
+        **storage: Iterable[Any],
     ) -> pb.UpdateSnapshotResponse:
         """Push a change and remember it. A patch carries the epoch it was meant for; if the
-        server restarted since, the whole desired state (this change included) is replayed."""
+        server restarted since, the whole desired state (this change included) is replayed.
+        `storage`: the request's storage lists by name (upsert_persistent_volumes=...,
+        remove_persistent_volume_claims=..., as KubeCluster.storage_lists() gives them)."""
+        unknown = set(storage) - set(STORAGE_FIELDS)
+        if unknown:
+            raise TypeError(f"update_snapshot() got unknown storage lists {sorted(unknown)}")
         req = pb.UpdateSnapshotRequest(
             cluster=self.cluster, replace=replace, upsert_nodes=upsert_nodes,
             remove_nodes=remove_nodes, upsert_pods=upsert_pods, remove_pods=remove_pods,
@@ -140,6 +146,8 @@ class SchedClient:
             upsert_pod_disruption_budgets=upsert_pod_disruption_budgets,
             remove_pod_disruption_budgets=remove_pod_disruption_budgets,
         )
+        for name, items in storage.items():
+            getattr(req, name).extend(items)
         deadline = self._deadline()
         with self._lock:
             desired = self._state.copy()

@@ -7,7 +7,23 @@ from typing import Any
 
 from schedsvc.v1 import schedule_pb2 as pb
 
-__all__ = ["DesiredState", "replay_chunks"]
+__all__ = ["STORAGE_FIELDS", "DesiredState", "replay_chunks"]
+
+# UpdateSnapshotRequest's storage lists: (upsert, remove), and whether the key is namespaced
+_STORAGE = (
+    ("upsert_persistent_volumes", "remove_persistent_volumes", False),
+    ("upsert_persistent_volume_claims", "remove_persistent_volume_claims", True),
+    ("upsert_storage_classes", "remove_storage_classes", False),
+    ("upsert_csi_nodes", "remove_csi_nodes", False),
+    ("upsert_csi_drivers", "remove_csi_drivers", False),
+    ("upsert_csi_storage_capacities", "remove_csi_storage_capacities", True),
+    ("upsert_volume_attachments", "remove_volume_attachments", False),
+)
+STORAGE_FIELDS = tuple(f for upsert, remove, _ in _STORAGE for f in (upsert, remove))
+
+
+def _key(obj: Any, namespaced: bool) -> str:
+    return f"{obj.namespace or 'default'}/{obj.name}" if namespaced else str(obj.name)
 
 
 class DesiredState:
@@ -18,6 +34,8 @@ class DesiredState:
         self.pods: dict[str, pb.Pod] = {}  # bound (node_name) or nominated pods, by uid
         self.namespaces: dict[str, pb.Namespace] = {}
         self.pdbs: dict[str, pb.PodDisruptionBudget] = {}  # "namespace/name"
+        # storage objects by upsert list, then by key (name, or "namespace/name")
+        self.storage: dict[str, dict[str, Any]] = {upsert: {} for upsert, _, _ in _STORAGE}
 
     def copy(self) -> DesiredState:
         out = DesiredState()
@@ -25,6 +43,7 @@ class DesiredState:
             **self.namespaces
         }
         out.pdbs = dict(self.pdbs)
+        out.storage = {k: dict(v) for k, v in self.storage.items()}
         return out
 
     def apply(self, req: pb.UpdateSnapshotRequest) -> None:
@@ -35,6 +54,8 @@ class DesiredState:
             self.pods.clear()
             self.namespaces.clear()
             self.pdbs.clear()
+            for objects in self.storage.values():
+                objects.clear()
         gone = set(req.remove_nodes)
         for name in gone:
             self.nodes.pop(name, None)
@@ -52,6 +73,12 @@ class DesiredState:
             self.pdbs.pop(key, None)
         for b in req.upsert_pod_disruption_budgets:
             self.pdbs[f"{b.namespace or 'default'}/{b.name}"] = b
+        for upsert, remove, namespaced in _STORAGE:
+            objects = self.storage[upsert]
+            for key in getattr(req, remove):
+                objects.pop(key, None)
+            for obj in getattr(req, upsert):
+                objects[_key(obj, namespaced)] = obj
 
     def bind(self, pod: pb.Pod, node_name: str) -> None:
         """Remember `pod` as placed on `node_name` (no longer nominated anywhere)."""
@@ -68,6 +95,7 @@ def replay_chunks(state: DesiredState, chunk: int) -> list[pb.UpdateSnapshotRequ
     items: list[tuple[str, Any]] = [
         *(("upsert_namespaces", ns) for ns in state.namespaces.values()),
         *(("upsert_pod_disruption_budgets", b) for b in state.pdbs.values()),
+        *((upsert, o) for upsert, objects in state.storage.items() for o in objects.values()),
         *(("upsert_nodes", n) for n in state.nodes.values()),
         *(("upsert_pods", p) for p in state.pods.values()),
     ]

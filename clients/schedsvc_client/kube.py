@@ -23,6 +23,7 @@ from .kube_json import KubeObjectError, as_object, as_str, join, object_parts, q
 from .kube_pod import TERMINAL_PHASES, is_terminal, pod_from_kube
 from .kube_preemption import pdb_from_kube
 from .kube_proto import parse_into
+from .kube_storage import STORAGE_KINDS, storage_object_from_kube
 from .unmodelled import LoadReport, UnmodelledFieldWarning
 
 __all__ = [
@@ -81,6 +82,8 @@ def namespace_from_kube(obj: Mapping[str, Any], path: str = "") -> pb.Namespace:
 # --- files -------------------------------------------------------------------------------------
 
 _SELECTING_KINDS = {"Service", "ReplicaSet", "StatefulSet", "ReplicationController"}
+# kinds load_cluster reads beside nodes, pods and namespaces
+_READ_ELSEWHERE = {"PriorityClass", "PodDisruptionBudget", *STORAGE_KINDS}
 
 
 def load_objects(
@@ -131,7 +134,7 @@ def _convert(
                                       report=own, priority_classes=classes))
         elif kind == "Namespace":
             namespaces.append(namespace_from_kube(obj, path))
-        elif kind not in _SELECTING_KINDS and kind not in ("PriorityClass", "PodDisruptionBudget"):
+        elif kind not in _SELECTING_KINDS and kind not in _READ_ELSEWHERE:
             own.unused_kinds[kind] += 1
     if report is None and own.ignored:
         warnings.warn(own.render(), UnmodelledFieldWarning, stacklevel=3)
@@ -147,12 +150,25 @@ def _as_new_pod(obj: Mapping[str, Any], path: str) -> dict[str, Any]:
 
 @dataclass(frozen=True)
 class KubeCluster:
-    """What `load_cluster` read: the snapshot parts of a `kubectl get -o json` dump."""
+    """What `load_cluster` read: the snapshot parts of a `kubectl get -o json` dump. Each
+    storage list is named as UpdateSnapshotRequest's upsert list without `upsert_`."""
 
     nodes: list[pb.Node] = field(default_factory=list)
     pods: list[pb.Pod] = field(default_factory=list)
     namespaces: list[pb.Namespace] = field(default_factory=list)
     pod_disruption_budgets: list[pb.PodDisruptionBudget] = field(default_factory=list)
+    persistent_volumes: list[pb.PersistentVolume] = field(default_factory=list)
+    persistent_volume_claims: list[pb.PersistentVolumeClaim] = field(default_factory=list)
+    storage_classes: list[pb.StorageClass] = field(default_factory=list)
+    csi_nodes: list[pb.CSINode] = field(default_factory=list)
+    csi_drivers: list[pb.CSIDriver] = field(default_factory=list)
+    csi_storage_capacities: list[pb.CSIStorageCapacity] = field(default_factory=list)
+    volume_attachments: list[pb.VolumeAttachment] = field(default_factory=list)
+
+    def storage_lists(self) -> dict[str, list[Any]]:
+        """The storage objects as UpdateSnapshotRequest's keyword arguments (upsert_*)."""
+        return {upsert: getattr(self, upsert.removeprefix("upsert_"))
+                for upsert, _ in STORAGE_KINDS.values()}
 
 
 def load_cluster(
@@ -162,8 +178,16 @@ def load_cluster(
     report: LoadReport | None = None,
     reschedule_all: bool = False,
 ) -> KubeCluster:
-    """load_objects plus policy/v1 PodDisruptionBudgets (what DefaultPreemption reads)."""
+    """load_objects plus policy/v1 PodDisruptionBudgets (what DefaultPreemption reads) and the
+    storage objects the volume plugins read (PersistentVolumes, claims, StorageClasses,
+    CSINodes, CSIDrivers, CSIStorageCapacities, VolumeAttachments)."""
     flat = flat_objects(source)
     nodes, pods, namespaces = _convert(flat, ignore_unmodelled, report, reschedule_all)
     pdbs = [pdb_from_kube(obj, path) for kind, obj, path in flat if kind == "PodDisruptionBudget"]
-    return KubeCluster(nodes, pods, namespaces, pdbs)
+    out = KubeCluster(nodes, pods, namespaces, pdbs)
+    for kind, obj, path in flat:
+        if kind in STORAGE_KINDS:
+            upsert = STORAGE_KINDS[kind][0]
+            getattr(out, upsert.removeprefix("upsert_")).append(
+                storage_object_from_kube(kind, obj, path))
+    return out

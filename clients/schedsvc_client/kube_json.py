@@ -10,6 +10,7 @@ from schedsvc.quantity import QuantityError, parse_quantity
 __all__ = [
     "object_parts",
     "KubeObjectError",
+    "as_bool",
     "as_int",
     "as_list",
     "as_object",
@@ -70,6 +71,15 @@ def as_str(obj: Any, path: str) -> str:
         return ""
     if not isinstance(obj, str):
         raise KubeObjectError(path, f"expected a string, got {type(obj).__name__}")
+    return obj
+
+
+def as_bool(obj: Any, path: str) -> bool:
+    """A boolean; absent (null) is false, as Go's zero value."""
+    if obj is None:
+        return False
+    if not isinstance(obj, bool):
+        raise KubeObjectError(path, f"expected a boolean, got {obj!r}")
     return obj
 
 

@@ -30,6 +30,7 @@ from .kube_resources import (
     resize_infeasible,
     resized_requests,
 )
+from .kube_volumes import volumes_from_kube
 from .unmodelled import FieldPolicy, LoadReport, audit_pending_pod
 
 __all__ = ["TERMINAL_PHASES", "is_terminal", "pod_from_kube"]
@@ -129,6 +130,7 @@ def pod_from_kube(
         pod.resources.requests.update(
             pod_level_requests(spec, path, containers, init_containers)
         )
+    pod.volumes.extend(volumes_from_kube(spec, path))
     passed = {k: spec[k] for k in _PASS_THROUGH if spec.get(k) is not None}
     if passed:
         parse_into(pod, passed, join(path, "spec"))

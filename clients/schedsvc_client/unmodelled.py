@@ -1,9 +1,11 @@
 """Fields of a pod kube-scheduler acts on and schedsvc does not model: refused or reported.
 
-A pod to schedule that uses one of them would get an answer kube would not give (a PVC it may
-never bind, a scheduling gate that keeps it pending, ...). By default the reader refuses it with
-a KubeObjectError naming the JSON path and why; with `ignore_unmodelled=True` it drops the field,
-schedules without it, and counts it in a LoadReport, so the difference is visible, never silent.
+A pod to schedule that uses one of them would get an answer kube would not give (a scheduling
+gate that keeps it pending, resource claims, ...). Volumes are no longer among them: they are
+converted (kube_volumes.py), and a source we do not know is refused there by name. By default
+the reader refuses such a field with a KubeObjectError naming the JSON path and why; with
+`ignore_unmodelled=True` it drops the field, schedules without it, and counts it in a
+LoadReport, so the difference is visible, never silent.
 docs/kube-fields.md lists every field kube's default plugins read and what we do with it.
 """
 
@@ -22,32 +24,8 @@ __all__ = [
     "LoadReport",
     "FieldPolicy",
     "UnmodelledFieldWarning",
-    "VOLUME_SOURCES",
     "audit_pending_pod",
 ]
-
-_PVC = (
-    "VolumeBinding, VolumeRestrictions, VolumeZone and NodeVolumeLimits read the claim, its "
-    "PersistentVolume, StorageClass and the node's CSINode; kube keeps the pod pending while "
-    "the claim is missing or cannot bind"
-)
-_CONFLICT = "VolumeRestrictions rejects a node where another pod uses the same disk"
-_ATTACH = "NodeVolumeLimits counts it (migrated to CSI) against the node's attach limit in CSINode"
-
-# spec.volumes[].<source> a default plugin reads -> why it matters
-VOLUME_SOURCES: Mapping[str, str] = {
-    "persistentVolumeClaim": _PVC,
-    "ephemeral": "a generic ephemeral volume is a PersistentVolumeClaim made for the pod: " + _PVC,
-    "gcePersistentDisk": f"{_CONFLICT}, and {_ATTACH}",
-    "awsElasticBlockStore": f"{_CONFLICT}, and {_ATTACH}",
-    "rbd": _CONFLICT,
-    "iscsi": _CONFLICT,
-    "azureDisk": _ATTACH,
-    "azureFile": _ATTACH,
-    "cinder": _ATTACH,
-    "vsphereVolume": _ATTACH,
-    "portworxVolume": _ATTACH,
-}
 
 SCHEDULING_GATES = "SchedulingGates keeps the pod out of scheduling until every gate is removed"
 RESOURCE_CLAIMS = (
@@ -145,8 +123,8 @@ def audit_pending_pod(obj: Mapping[str, Any], path: str, policy: FieldPolicy, po
     """Apply `policy` to every unmodelled field of a pod to be scheduled (no spec.nodeName).
 
     A pod already on a node is not audited: these fields change only where the pod itself can
-    go (gates, claims, its own volumes' conflicts and limits), and the pods we schedule are
-    audited, so a bound pod's volumes or claims cannot change our answer for them.
+    go (gates, resource claims), and the pods we schedule are audited, so a bound pod's gates
+    or resource claims cannot change our answer for them.
     """
     meta, spec, status = object_parts(obj, path)
     if meta.get("deletionTimestamp") is not None:
@@ -161,14 +139,6 @@ def audit_pending_pod(obj: Mapping[str, Any], path: str, policy: FieldPolicy, po
         policy.unmodelled(
             "spec.resourceClaims", RESOURCE_CLAIMS, join(path, "spec.resourceClaims"), pod
         )
-    volumes_path = join(path, "spec.volumes")
-    for i, vol in enumerate(as_list(spec.get("volumes"), volumes_path)):
-        vol = as_object(vol, f"{volumes_path}[{i}]")
-        for source, why in VOLUME_SOURCES.items():
-            if vol.get(source) is not None:
-                policy.unmodelled(
-                    f"spec.volumes[].{source}", why, f"{volumes_path}[{i}].{source}", pod
-                )
     _audit_declared_features(spec, path, policy, pod)
     for key in ("containerStatuses", "initContainerStatuses"):
         list_path = join(path, f"status.{key}")

@@ -5,72 +5,19 @@ and tools that send storage objects."""
 
 from __future__ import annotations
 
-from typing import Any
-
 from schedsvc import model_storage as ms
-from schedsvc import model_volume as mv
 from schedsvc.v1 import schedule_pb2 as pb
-from tests.builders.to_pb import label_selector_to_pb
+from tests.builders.to_pb import KIND_FIELDS, disk_to_pb, label_selector_to_pb
 
 __all__ = [
     "attachment_to_pb",
     "capacity_to_pb",
     "csi_driver_to_pb",
     "csi_node_to_pb",
-    "disk_to_pb",
     "pv_to_pb",
     "pvc_to_pb",
     "storage_class_to_pb",
-    "volume_to_pb",
 ]
-
-_DISK_FIELDS = (
-    "gce_persistent_disk", "aws_elastic_block_store", "iscsi", "rbd", "azure_disk", "cinder",
-    "portworx_volume",
-)
-_KIND_FIELDS = {
-    "gcePersistentDisk": "gce_persistent_disk", "awsElasticBlockStore": "aws_elastic_block_store",
-    "iscsi": "iscsi", "rbd": "rbd", "azureDisk": "azure_disk", "cinder": "cinder",
-    "portworxVolume": "portworx_volume", "azureFile": "azure_file",
-    "vsphereVolume": "vsphere_volume",
-}
-
-
-def disk_to_pb(d: mv.DiskSources) -> dict[str, Any]:
-    """The oneof field and message of an in-tree disk source ({} for none), as keyword
-    arguments of pb.Volume."""
-    for name in _DISK_FIELDS:
-        src = getattr(d, name)
-        if src is None:
-            continue
-        fields = {
-            k: (list(v) if isinstance(v, tuple) else v)
-            for k in type(src).__slots__ if (v := getattr(src, k)) not in ("", 0, False, ())
-        }
-        return {name: type(getattr(pb.Volume(), name))(**fields)}
-    if d.azure_file:
-        return {"azure_file": pb.AzureFileVolumeSource()}
-    if d.vsphere_volume:
-        return {"vsphere_volume": pb.VsphereVirtualDiskVolumeSource()}
-    return {}
-
-
-def volume_to_pb(v: mv.Volume, template: pb.PersistentVolumeClaimTemplate | None = None
-                 ) -> pb.Volume:
-    if v.kind == "persistentVolumeClaim":
-        return pb.Volume(name=v.name, persistent_volume_claim=pb.PersistentVolumeClaimVolumeSource(
-            claim_name=v.claim_name, read_only=v.read_only))
-    if v.kind == "ephemeral":
-        tpl = template or pb.PersistentVolumeClaimTemplate.FromString(v.ephemeral_template)
-        return pb.Volume(name=v.name, ephemeral=pb.EphemeralVolumeSource(
-            volume_claim_template=tpl))
-    if v.kind == "csi":
-        return pb.Volume(name=v.name, csi=pb.CSIVolumeSource(driver=v.csi_driver,
-                                                             read_only=v.read_only))
-    if v.kind == "other":
-        return pb.Volume(name=v.name, other=v.other_source)
-    return pb.Volume(name=v.name, **disk_to_pb(v.disk))
-
 
 def pv_to_pb(v: ms.PersistentVolume) -> pb.PersistentVolume:
     out = pb.PersistentVolume(
@@ -96,7 +43,7 @@ def pv_to_pb(v: ms.PersistentVolume) -> pb.PersistentVolume:
     if v.csi is not None:
         out.csi.CopyFrom(pb.CSIPersistentVolumeSource(
             driver=v.csi.driver, volume_handle=v.csi.volume_handle, read_only=v.csi.read_only))
-    elif v.source_kind in _KIND_FIELDS:
+    elif v.source_kind in KIND_FIELDS:
         for name, src in disk_to_pb(v.disk).items():
             getattr(out, name).CopyFrom(src)
     elif v.source_kind:

@@ -6,8 +6,10 @@ The inverse of convert.py on valid input: `pod_from_pb(pod_to_pb(p)) == p`.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from typing import Any
 
 from schedsvc import model
+from schedsvc import model_volume as mv
 from schedsvc.v1 import schedule_pb2 as pb
 
 __all__ = [
@@ -16,6 +18,8 @@ __all__ = [
     "namespace_to_pb",
     "label_selector_to_pb",
     "quantity_text",
+    "disk_to_pb",
+    "volume_to_pb",
 ]
 
 
@@ -171,6 +175,7 @@ def pod_to_pb(pod: model.Pod) -> pb.Pod:
         out.default_selector.CopyFrom(label_selector_to_pb(pod.default_selector))
     if pod.requests:
         out.resources.requests.update(_quantities(pod.requests))
+    out.volumes.extend(volume_to_pb(v) for v in pod.volumes)
     return out
 
 
@@ -187,3 +192,52 @@ def node_to_pb(node: model.Node) -> pb.Node:
 
 def namespace_to_pb(ns: model.Namespace) -> pb.Namespace:
     return pb.Namespace(name=ns.name, labels=dict(ns.labels))
+
+
+# ---- volumes (model_volume.py) ----
+_DISK_FIELDS = (
+    "gce_persistent_disk", "aws_elastic_block_store", "iscsi", "rbd", "azure_disk", "cinder",
+    "portworx_volume",
+)
+KIND_FIELDS = {
+    "gcePersistentDisk": "gce_persistent_disk", "awsElasticBlockStore": "aws_elastic_block_store",
+    "iscsi": "iscsi", "rbd": "rbd", "azureDisk": "azure_disk", "cinder": "cinder",
+    "portworxVolume": "portworx_volume", "azureFile": "azure_file",
+    "vsphereVolume": "vsphere_volume",
+}
+
+
+def disk_to_pb(d: mv.DiskSources) -> dict[str, Any]:
+    """The oneof field and message of an in-tree disk source ({} for none), as keyword
+    arguments of pb.Volume."""
+    for name in _DISK_FIELDS:
+        src = getattr(d, name)
+        if src is None:
+            continue
+        fields = {
+            k: (list(v) if isinstance(v, tuple) else v)
+            for k in type(src).__slots__ if (v := getattr(src, k)) not in ("", 0, False, ())
+        }
+        return {name: type(getattr(pb.Volume(), name))(**fields)}
+    if d.azure_file:
+        return {"azure_file": pb.AzureFileVolumeSource()}
+    if d.vsphere_volume:
+        return {"vsphere_volume": pb.VsphereVirtualDiskVolumeSource()}
+    return {}
+
+
+def volume_to_pb(v: mv.Volume, template: pb.PersistentVolumeClaimTemplate | None = None
+                 ) -> pb.Volume:
+    if v.kind == "persistentVolumeClaim":
+        return pb.Volume(name=v.name, persistent_volume_claim=pb.PersistentVolumeClaimVolumeSource(
+            claim_name=v.claim_name, read_only=v.read_only))
+    if v.kind == "ephemeral":
+        tpl = template or pb.PersistentVolumeClaimTemplate.FromString(v.ephemeral_template)
+        return pb.Volume(name=v.name, ephemeral=pb.EphemeralVolumeSource(
+            volume_claim_template=tpl))
+    if v.kind == "csi":
+        return pb.Volume(name=v.name, csi=pb.CSIVolumeSource(driver=v.csi_driver,
+                                                             read_only=v.read_only))
+    if v.kind == "other":
+        return pb.Volume(name=v.name, other=v.other_source)
+    return pb.Volume(name=v.name, **disk_to_pb(v.disk))
