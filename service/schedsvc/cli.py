@@ -128,6 +128,11 @@ def build_parser() -> argparse.ArgumentParser:
                    default=int(_env("MAX_PDBS_PER_UPDATE", "100000")),
                    help="PodDisruptionBudgets upserted, and removed, by one UpdateSnapshot; "
                    "more is INVALID_ARGUMENT (default %(default)s)")
+    s.add_argument("--max-storage-objects-per-update", type=int,
+                   default=int(_env("MAX_STORAGE_OBJECTS_PER_UPDATE", "1000000")),
+                   help="entries of each storage list of one UpdateSnapshot (PersistentVolumes, "
+                   "claims, StorageClasses, CSI objects, VolumeAttachments; upserts and "
+                   "removals alike); more is INVALID_ARGUMENT (default %(default)s)")
     s.add_argument("--max-items-per-field", type=int,
                    default=int(_env("MAX_ITEMS_PER_FIELD", str(DEFAULT_MAX_ITEMS))),
                    help="entries in any list or map inside one pod, node, namespace or "
@@ -285,6 +290,7 @@ def serve(args: argparse.Namespace) -> int:
             max_queue_per_cluster=args.max_queue_per_cluster,
             max_namespaces_per_update=args.max_namespaces_per_update,
             max_pdbs_per_update=args.max_pdbs_per_update,
+            max_storage_objects_per_update=args.max_storage_objects_per_update,
             max_streams=args.max_streams,
             max_streams_per_cluster=args.max_streams_per_cluster,
             max_in_flight=args.max_in_flight,
