@@ -67,6 +67,8 @@ OBJECTS: list[tuple[str, str, Any, Callable[[Any], Any]]] = [
      csi_node_to_pb),
     ("a CSINode with a zero limit", "upsert_csi_nodes",
      ms.CSINode("n2", (ms.CSINodeDriver("ebs.csi.aws.com", 0),)), csi_node_to_pb),
+    ("a CSIDriver named in upper case (kube lower-cases it to check)", "upsert_csi_drivers",
+     ms.CSIDriver("Example.CSI.io"), csi_driver_to_pb),
     ("a CSIDriver with storage capacity", "upsert_csi_drivers",
      ms.CSIDriver("ebs.csi.aws.com", storage_capacity=True,
                   prevent_pod_scheduling_if_missing=True), csi_driver_to_pb),

@@ -30,14 +30,16 @@ __all__ = [
     "namespaced_key",
 ]
 
-# a CSI driver's name: kube's ValidateCSIDriverName (a DNS subdomain of at most 63 characters)
+# a CSI driver's name: kube's ValidateCSIDriverName (at most 63 characters, a DNS subdomain
+# once lower-cased: upper case is allowed)
 _MAX_DRIVER_NAME = 63
 
 
 def _driver_name(name: str, path: str) -> str:
     if len(name) > _MAX_DRIVER_NAME:
         raise InvalidArgument(path, f"must be no more than {_MAX_DRIVER_NAME} characters")
-    return object_name(name, path)
+    object_name(name.lower(), path)
+    return name
 
 
 def csi_node_from_pb(msg: pb.CSINode, prefix: str, max_items: int) -> CSINode:

@@ -37,11 +37,12 @@ def fill_placement(out: pb.Placement, p: Placement) -> None:
         out.nominated_node_name = p.nominated_node_name
         for v in p.victims:
             out.victims.add(uid=v.uid, namespace=v.namespace, name=v.name, priority=v.priority)
-    for b in p.volume_bindings:
-        out.volume_bindings.add(
-            claim=b.claim, volume_name=b.volume_name, provisioned=b.provisioned,
-            selected_node=b.selected_node,
-        )
+    if p.volume_bindings:
+        for b in p.volume_bindings:
+            out.volume_bindings.add(
+                claim=b.claim, volume_name=b.volume_name, provisioned=b.provisioned,
+                selected_node=b.selected_node,
+            )
 
 
 def explanation_to_pb(e: Explanation) -> pb.ExplainResponse:
