@@ -61,6 +61,8 @@ def apply_update(
             node_rows.add(snap.index[node.name])
     for uid in upd.remove_pods:
         rec = snap.remove_pod(uid)
+        if rec is not None and rec.assumed:
+            snap.storage.restore(uid)  # placed, never bound: its claims' PVs are free again
         if rec is not None and dirty is not None:
             if pod_has_pod_affinity(rec.pod):
                 dirty = None  # its terms reach every node of their topology domains
@@ -72,6 +74,8 @@ def apply_update(
         if pod.uid in snap.nominated:
             dirty = None  # a nomination goes away: other pods' filters may change
         old = snap.pods.get(pod.uid)
+        if old is not None and old.assumed:
+            snap.storage.forget(pod.uid)  # bound: what its Reserve assumed stays
         if pod_has_pod_affinity(pod) or (old is not None and pod_has_pod_affinity(old.pod)):
             dirty = None  # its terms reach every node of their topology domains
         if old is not None and dirty is not None:
