@@ -59,6 +59,8 @@ class PodVolumes:
     provisions: list[tuple[PersistentVolumeClaim, Provision, BoolArray]] = field(
         default_factory=list
     )
+    # rows where every claim to provision passed (kube returns no provision otherwise)
+    provisioned: BoolArray | None = None
 
     def feasible(self) -> BoolArray:
         out: BoolArray = (
@@ -86,6 +88,8 @@ class PodVolumes:
 
     def dynamic_provisions(self, i: int) -> list[Provisioning]:
         out: list[Provisioning] = []
+        if self.provisioned is None or not self.provisioned[i]:
+            return out
         for claim, prov, mask in self.provisions:
             if mask[i]:
                 j = int(prov.chosen[i])
@@ -160,3 +164,4 @@ def _provision(
         any_claim, verdict != NOT_PROVISIONABLE, out.unbound_satisfied
     )
     out.sufficient_storage = ~(any_claim & (verdict == NOT_ENOUGH_SPACE))
+    out.provisioned = any_claim & (verdict == PROVISION_OK)
