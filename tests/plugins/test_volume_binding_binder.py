@@ -13,8 +13,8 @@ import pytest
 
 from schedsvc.framework import SKIP, PreFilterResult
 from schedsvc.framework.podinfo import pod_info
-from schedsvc.model import Pod
-from schedsvc.model_storage import ANN_SELECTED_NODE, IMMEDIATE, NO_PROVISIONER
+from schedsvc.model import Pod, frozen_map
+from schedsvc.model_storage import ANN_SELECTED_NODE, IMMEDIATE, NO_PROVISIONER, CSINode
 from schedsvc.model_volume import Volume
 from schedsvc.plugins import volume_binding as vb
 from schedsvc.plugins.volume_binding import find_pod_volumes
@@ -242,3 +242,34 @@ def test_capacity_multiple_objects_of_one_name_keep_the_last() -> None:
     assert only.node_topology is not None and only.node_topology.match_labels == (
         (NODE_KEY, NODE1),
     )
+
+
+migration_bound = _pvc("pvc-migration-bound", G, "waitClass", bound_to="pv-migration-bound")
+migration_pv = make_pv(
+    "pv-migration-bound", "waitClass", G, claim=migration_bound, source_kind="gcePersistentDisk",
+    labels={"failure-domain.beta.kubernetes.io/zone": "us-east-1",
+            "failure-domain.beta.kubernetes.io/region": "us-east-1a"},
+)
+MIGRATION: dict[str, tuple[str, str | None, list[str]]] = {
+    "pvc-bound": ("us-east-1", "kubernetes.io/gce-pd", []),
+    "pvc-bound,csinode-not-migrated": ("us-east-1", "", []),
+    "pvc-bound,missing-csinode": ("us-east-1", None, []),
+    "pvc-bound,node-different-zone": ("us-east-2", "kubernetes.io/gce-pd", [NODE]),
+}
+
+
+@pytest.mark.parametrize("name", list(MIGRATION))
+def test_find_pod_volumes_with_csi_migration(name: str) -> None:
+    """A GCE PD PV with a beta zone label and no node affinity: on a node whose CSINode lists
+    kubernetes.io/gce-pd as migrated it must sit in the node's topology.gke.io/zone."""
+    zone, migrated, want = MIGRATION[name]
+    snap = storage_snapshot([make_storage_node("node1", **{"topology.gke.io/zone": zone})],
+                            pvs=[migration_pv], pvcs=[migration_bound], classes=CLASSES)
+    if migrated is not None:
+        ann = {"storage.alpha.kubernetes.io/migrated-plugins": migrated} if migrated else {}
+        snap.storage.csi_nodes["node1"] = CSINode("node1", annotations=frozen_map(ann))
+    pl = vb.new(None)
+    pre = pl.pre_filter(pod_info(_pod(migration_bound)), snap)
+    assert isinstance(pre, PreFilterResult)
+    found = find_pod_volumes(pre.state, snap, np.array([0], dtype=np.intp))
+    assert [r for r, m in found.reasons() if m[0]] == want

@@ -19,7 +19,8 @@ from ...model_storage import (
     PersistentVolumeClaim,
 )
 from .claims import PodClaims
-from .matching import StaticMatch, affinity_mask, match_static
+from .matching import StaticMatch, match_static
+from .migration import bound_pv_mask
 from .provisioning import (
     NOT_ENOUGH_SPACE,
     NOT_PROVISIONABLE,
@@ -104,7 +105,7 @@ def _bound(pc: PodClaims, snap: Snapshot, rows: Rows) -> tuple[BoolArray, BoolAr
         pv = snap.storage.pvs.get(pvc.volume_name)
         if pv is None:
             return ok, ~ok
-        ok = ok & affinity_mask(pv, snap, rows)
+        ok = ok & bound_pv_mask(pv, snap, rows)
     return ok, np.ones(len(rows), dtype=np.bool_)
 
 
