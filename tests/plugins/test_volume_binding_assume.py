@@ -207,3 +207,12 @@ def test_a_bound_pod_keeps_its_assumption_and_the_clients_object_wins() -> None:
     c.snapshot.storage.pvs["pv-a"] = fresh
     c.update(SnapshotUpdate(remove_pods=["web"]))
     assert c.snapshot.storage.pvs["pv-a"] is fresh
+
+
+def test_removing_the_node_of_a_placed_pod_frees_its_pv() -> None:
+    c = _cluster([make_pvc("data", "local", Gi)], [make_pv("pv-any", "local", 10 * Gi)])
+    (p,), _ = c.schedule([pod_with_claims("web", "data")])
+    assert p.volume_bindings[0].volume_name == "pv-any"
+    c.update(SnapshotUpdate(remove_nodes=[p.node_name]))
+    assert c.snapshot.storage.pvs["pv-any"].claim_ref is None
+    assert c.snapshot.storage.assumed == {}

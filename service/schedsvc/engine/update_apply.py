@@ -29,6 +29,17 @@ def _holds_pod_terms(snap: Snapshot, node_name: str) -> bool:
     )
 
 
+def _restore_assumed_on(snap: Snapshot, node_name: str) -> None:
+    """The placed pods a removed node takes with it were never bound: give back what their
+    Reserve assumed, as for a placed pod the client removes."""
+    row = snap.index.get(node_name)
+    if row is None or not snap.storage.assumed:
+        return
+    for uid, rec in snap.pods_on_row[row].items():
+        if rec.assumed:
+            snap.storage.restore(uid)
+
+
 def apply_update(
     snap: Snapshot, upd: SnapshotUpdate, infos: Mapping[str, PodInfo]
 ) -> tuple[set[int] | None, set[int]]:
@@ -42,6 +53,7 @@ def apply_update(
     for name in upd.remove_nodes:
         if dirty is not None and _holds_pod_terms(snap, name):
             dirty = None  # the pods it drops had terms reaching their whole domains
+        _restore_assumed_on(snap, name)
         snap.remove_node(name)
     for ns in upd.upsert_namespaces:
         snap.upsert_namespace(ns)

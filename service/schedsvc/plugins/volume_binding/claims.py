@@ -67,7 +67,7 @@ def _lookup(pod: Pod, storage: StorageState) -> list[PersistentVolumeClaim] | st
                     f'"{pvc.volume_name}"')
         if pvc.deleting:
             return f'persistentvolumeclaim "{name}" is being deleted'
-        if ephemeral and pvc.controller_uid != pod.uid:
+        if ephemeral and (not pvc.controller_uid or pvc.controller_uid != pod.uid):
             return (f"PVC {pvc.namespace}/{pvc.name} was not created for pod "
                     f"{pod.namespace}/{pod.name} (pod is not owner)")
         out.append(pvc)
