@@ -22,6 +22,7 @@ DEFAULT_SCORE = [
     "TaintToleration",
     "NodeAffinity",
     "NodeResourcesFit",
+    "VolumeBinding",
     "PodTopologySpread",
     "InterPodAffinity",
     "NodeResourcesBalancedAllocation",
@@ -32,10 +33,11 @@ DEFAULT_SCORE = [
 DEFAULT_WEIGHTS = {
     "TaintToleration": 3, "NodeAffinity": 2, "NodeResourcesFit": 1, "PodTopologySpread": 2,
     "InterPodAffinity": 2, "NodeResourcesBalancedAllocation": 1, "ImageLocality": 1,
+    "VolumeBinding": 1,
 }
 FILTERS_AFTER_THE_FIRST_TWO = [
-    "TaintToleration", "NodeAffinity", "NodePorts", "NodeResourcesFit", "PodTopologySpread",
-    "InterPodAffinity",
+    "TaintToleration", "NodeAffinity", "NodePorts", "NodeResourcesFit", "VolumeBinding",
+    "PodTopologySpread", "InterPodAffinity",
 ]
 
 

@@ -14,7 +14,7 @@ from schedsvc.framework.points import POINT_NAMES, points_of
 from schedsvc.plugins.registry import NOOP_PLUGINS, Registry, in_tree_registry
 
 # Read from kube-scheduler v1.37.2's pkg/scheduler/framework/plugins/*: the `var _ fwk.XPlugin
-# = &Plugin{}` assertions of each in-tree plugin we run, at the four points we run.
+# = &Plugin{}` assertions of each in-tree plugin we run, at the points we run.
 KUBE_1_37_POINTS: dict[str, frozenset[str]] = {
     "NodeUnschedulable": frozenset({"preFilter", "filter"}),
     "NodeName": frozenset({"preFilter", "filter"}),
@@ -26,6 +26,7 @@ KUBE_1_37_POINTS: dict[str, frozenset[str]] = {
     "InterPodAffinity": frozenset({"preFilter", "filter", "preScore", "score"}),
     "NodeResourcesBalancedAllocation": frozenset({"preScore", "score"}),
     "ImageLocality": frozenset({"score"}),
+    "VolumeBinding": frozenset({"preFilter", "filter", "preScore", "score", "reserve"}),
 }
 # v1.37 added these PreFilters; v1.35.4 has none of them. NodeUnschedulable's and
 # TaintToleration's skip only a pod whose resize is deferred (a gate off by default) and succeed

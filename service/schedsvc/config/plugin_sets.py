@@ -39,7 +39,6 @@ OTHER_POINTS = (
     "preEnqueue",
     "queueSort",
     "postFilter",
-    "reserve",
     "permit",
     "preBind",
     "bind",

@@ -23,6 +23,7 @@ from ..framework import (
     PreFilterPlugin,
     PreFilterResult,
     PreScorePlugin,
+    ReservePlugin,
     Rows,
     ScoreOnePlugin,
     ScorePlugin,
@@ -93,7 +94,7 @@ class Framework:
         self.profile = profile
         self.name = profile.scheduler_name
         names: list[str] = []
-        for point in ("preFilter", "filter", "preScore", "score"):
+        for point in ("preFilter", "filter", "preScore", "score", "reserve"):
             for n in profile.points.get(point, ()):
                 if n not in names:
                     names.append(n)
@@ -113,6 +114,10 @@ class Framework:
         ]
         self.score: list[ScorePlugin] = [
             p for n in profile.points["score"] if isinstance(p := self.plugins[n], ScorePlugin)
+        ]
+        self.reserve: list[ReservePlugin] = [
+            p for n in profile.points.get("reserve", ())
+            if isinstance(p := self.plugins[n], ReservePlugin)
         ]
         self.weights: dict[str, int] = {p.name: profile.weights.get(p.name, 1) for p in self.score}
         self.signers: list[SignPlugin] = [

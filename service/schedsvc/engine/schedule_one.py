@@ -54,7 +54,7 @@ class Placement:
     # DefaultPreemption found room: the node the pod is nominated to, the pods to evict there
     nominated_node_name: str = ""
     victims: tuple[Victim, ...] = ()
-    # VolumeBinding's Reserve: what each unbound claim of the placed pod was assumed to bind to
+    # what VolumeBinding's Reserve bound the pod's unbound claims to (not on dry runs)
     volume_bindings: tuple[VolumeBindingResult, ...] = ()
 
 
@@ -89,7 +89,8 @@ def _scheduling_cycle(
     if existing is not None:
         # a retried request: the pod is already bound or assumed here; never assume twice
         return Placement(
-            pod.uid, existing.node_name, Outcome.SCHEDULED, message="already placed"
+            pod.uid, existing.node_name, Outcome.SCHEDULED, message="already placed",
+            volume_bindings=snap.storage.bindings(pod.uid) if pod.volumes else (),
         )
     nominated_rec = snap.nominated.get(pod.uid)
     if nominated_rec is not None and not pod.nominated_node_name:
@@ -122,7 +123,7 @@ def _scheduling_cycle(
     r = batch.schedule(
         info, snap, cursor, to_find, nominated is not None,
         lambda: schedule_pod(env, cursor, fw, info, nominated, pct, to_find),
-        None if dry_run else lambda row: assume(env, batch, pod, info, row),
+        None if dry_run else lambda row: assume(env, batch, fw, pod, info, row),
     )
     if r.row < 0:
         p = _unschedulable(env, cursor, fw, info, r, nominated, dry_run, cycle)
@@ -134,17 +135,22 @@ def _scheduling_cycle(
     return Placement(
         pod.uid, snap.node(r.row).name, Outcome.SCHEDULED, batched=r.path is Path.HINT,
         cycle=cycle, score=r.score, nodes_evaluated=r.evaluated, nodes_feasible=r.feasible,
+        volume_bindings=snap.storage.bindings(pod.uid) if pod.volumes and not dry_run else (),
     )
 
 
 def assume(
-    env: CycleEnv, batch: OpportunisticBatch, pod: Pod, info: PodInfo | None, row: int
+    env: CycleEnv, batch: OpportunisticBatch, fw: Framework, pod: Pod, info: PodInfo | None,
+    row: int,
 ) -> None:
-    """kube's assume: the pod joins the snapshot on its node; every profile's batch hears of
-    it (parked states journal the row)."""
+    """kube's assume and Reserve: the pod joins the snapshot on its node, its claims are
+    bound in the snapshot's storage (VolumeBinding); every profile's batch hears of it
+    (parked states journal the row)."""
     snap = env.snapshot
     before = snap.generation
     snap.add_pod(pod, snap.node(row).name, assumed=True, info=info)
+    for p in fw.reserve:  # the profile's Reserve plugins, in order
+        p.reserve(snap.pods[pod.uid].info, snap, row)
     env.batches.pod_assumed(row, pod, batch, before, snap.generation)
 
 

@@ -46,6 +46,15 @@ def _apply_storage(snap: Snapshot, upd: SnapshotUpdate) -> None:
     if changed:
         st.generation += 1
         snap.generation += 1
+def _restore_assumed_on(snap: Snapshot, node_name: str) -> None:
+    """The placed pods a removed node takes with it were never bound: give back what their
+    Reserve assumed, as for a placed pod the client removes."""
+    row = snap.index.get(node_name)
+    if row is None or not snap.storage.assumed:
+        return
+    for uid, rec in snap.pods_on_row[row].items():
+        if rec.assumed:
+            snap.storage.restore(uid)
 
 
 def apply_update(
@@ -61,6 +70,7 @@ def apply_update(
     for name in upd.remove_nodes:
         if dirty is not None and _holds_pod_terms(snap, name):
             dirty = None  # the pods it drops had terms reaching their whole domains
+        _restore_assumed_on(snap, name)
         snap.remove_node(name)
     for ns in upd.upsert_namespaces:
         snap.upsert_namespace(ns)
@@ -82,6 +92,8 @@ def apply_update(
             node_rows.add(snap.index[node.name])
     for uid in upd.remove_pods:
         rec = snap.remove_pod(uid)
+        if rec is not None and rec.assumed:
+            snap.storage.restore(uid)  # placed, never bound: its claims' PVs are free again
         if rec is not None and dirty is not None:
             if pod_has_pod_affinity(rec.pod):
                 dirty = None  # its terms reach every node of their topology domains
@@ -93,6 +105,8 @@ def apply_update(
         if pod.uid in snap.nominated:
             dirty = None  # a nomination goes away: other pods' filters may change
         old = snap.pods.get(pod.uid)
+        if old is not None and old.assumed:
+            snap.storage.forget(pod.uid)  # bound: what its Reserve assumed stays
         if pod_has_pod_affinity(pod) or (old is not None and pod_has_pod_affinity(old.pod)):
             dirty = None  # its terms reach every node of their topology domains
         if old is not None and dirty is not None:

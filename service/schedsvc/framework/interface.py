@@ -34,6 +34,7 @@ __all__ = [
     "PreScorePlugin",
     "ScorePlugin",
     "SignPlugin",
+    "ReservePlugin",
     "FilterOnePlugin",
     "ScoreOnePlugin",
     "SignRescoredPlugin",
@@ -174,6 +175,17 @@ class ScorePlugin(Plugin, Protocol):
 class SignPlugin(Plugin, Protocol):
     def sign(self, pod: PodInfo) -> bytes | None:
         """The bytes of the pod fields this plugin reads; None makes the pod unsignable."""
+        ...
+
+
+@runtime_checkable
+class ReservePlugin(Plugin, Protocol):
+    def reserve(self, pod: PodInfo, snap: Snapshot, row: int) -> None:
+        """kube's Reserve for a pod placed (not dry run) on `row`: record in the snapshot what
+        the placement takes, so the next pod sees it. It reads the snapshot afresh rather than
+        the cycle's state (a batched pod has none of its own); the cycle's Filter passed there
+        under the same lock, so it cannot fail, and no later stage of ours fails: no Unreserve
+        (a placed pod the client removes is undone through the snapshot instead)."""
         ...
 
 

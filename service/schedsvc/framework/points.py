@@ -7,7 +7,14 @@ interfaces a plugin's type satisfies, so there is no second table to keep in ste
 
 from __future__ import annotations
 
-from .interface import FilterPlugin, Plugin, PreFilterPlugin, PreScorePlugin, ScorePlugin
+from .interface import (
+    FilterPlugin,
+    Plugin,
+    PreFilterPlugin,
+    PreScorePlugin,
+    ReservePlugin,
+    ScorePlugin,
+)
 
 __all__ = ["EXTENSION_POINTS", "POINT_NAMES", "protocol_methods", "implements", "points_of"]
 
@@ -18,6 +25,7 @@ EXTENSION_POINTS: tuple[tuple[str, type], ...] = (
     ("filter", FilterPlugin),
     ("preScore", PreScorePlugin),
     ("score", ScorePlugin),
+    ("reserve", ReservePlugin),
 )
 POINT_NAMES: tuple[str, ...] = tuple(name for name, _ in EXTENSION_POINTS)
 

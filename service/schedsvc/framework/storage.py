@@ -7,6 +7,8 @@ next pod of the request sees them taken.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from ..model_storage import (
     CSIDriver,
     CSINode,
@@ -15,9 +17,20 @@ from ..model_storage import (
     PersistentVolumeClaim,
     StorageClass,
     VolumeAttachment,
+    VolumeBindingResult,
 )
 
-__all__ = ["StorageState"]
+__all__ = ["Assumption", "StorageState"]
+
+
+@dataclass(frozen=True, slots=True)
+class Assumption:
+    """What one placed pod's Reserve assumed: each object as it was and as assumed, and what
+    the Placement reports (`volume_bindings`)."""
+
+    pvs: tuple[tuple[PersistentVolume, PersistentVolume], ...]  # (original, assumed)
+    pvcs: tuple[tuple[PersistentVolumeClaim, PersistentVolumeClaim], ...]
+    results: tuple[VolumeBindingResult, ...]
 
 
 class StorageState:
@@ -25,7 +38,7 @@ class StorageState:
 
     __slots__ = (
         "pvs", "pvcs", "classes", "csi_nodes", "csi_drivers", "capacities", "attachments",
-        "generation",
+        "generation", "assumed",
     )
 
     def __init__(self) -> None:
@@ -39,9 +52,45 @@ class StorageState:
         # moves on every change (an update's or an assume's), so state derived from the
         # objects (a plugin's PreFilter result kept by batching) knows when it is stale
         self.generation = 0
+        # pod uid -> what its Reserve assumed, until the pod is bound (upserted) or removed
+        self.assumed: dict[str, Assumption] = {}
 
     def is_empty(self) -> bool:
         return not (
             self.pvs or self.pvcs or self.classes or self.csi_nodes or self.csi_drivers
             or self.capacities or self.attachments
         )
+
+    # ---- kube's assume cache ------------------------------------------------------------------
+    def assume(self, uid: str, assumption: Assumption) -> None:
+        """A placed pod's claims bound in our state (VolumeBinding's Reserve): the next pod
+        sees the PVs taken and the claims' selected node. An upsert of one of these objects
+        by the client replaces the assumed copy, as kube's informer object wins."""
+        for _, pv in assumption.pvs:
+            self.pvs[pv.name] = pv
+        for _, pvc in assumption.pvcs:
+            self.pvcs[pvc.key] = pvc
+        self.assumed[uid] = assumption
+        self.generation += 1
+
+    def restore(self, uid: str) -> None:
+        """The pod went away before it was bound: put back the originals of the objects still
+        as assumed (one the client upserted or removed since stays as the client left it)."""
+        a = self.assumed.pop(uid, None)
+        if a is None:
+            return
+        for original, pv in a.pvs:
+            if self.pvs.get(pv.name) is pv:
+                self.pvs[pv.name] = original
+        for original_claim, pvc in a.pvcs:
+            if self.pvcs.get(pvc.key) is pvc:
+                self.pvcs[pvc.key] = original_claim
+        self.generation += 1
+
+    def forget(self, uid: str) -> None:
+        """The pod is bound: its assumed objects stay until the client upserts them."""
+        self.assumed.pop(uid, None)
+
+    def bindings(self, uid: str) -> tuple[VolumeBindingResult, ...]:
+        a = self.assumed.get(uid)
+        return a.results if a is not None else ()

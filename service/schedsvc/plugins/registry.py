@@ -32,7 +32,6 @@ NOOP_PLUGINS = frozenset(
         "SchedulingGates",
         "VolumeRestrictions",
         "NodeVolumeLimits",
-        "VolumeBinding",
         "VolumeZone",
         "DynamicResources",
         "DefaultPreemption",
@@ -105,4 +104,5 @@ def in_tree_registry() -> Registry:
         "schedsvc.plugins.node_resources_balanced_allocation:NodeResourcesBalancedAllocation",
     )
     r.register("ImageLocality", "schedsvc.plugins.image_locality:ImageLocality")
+    r.register("VolumeBinding", "schedsvc.plugins.volume_binding:VolumeBinding")
     return r

@@ -1,0 +1,122 @@
+"""VolumeBinding's args (kube's VolumeBindingArgs), defaulted and validated as
+SetDefaults_VolumeBindingArgs and ValidateVolumeBindingArgs do under the release's
+StorageCapacityScoring gate: the shape exists only when the gate is on."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from ...errors import ConfigError
+from ...framework.feature import DEFAULT_FEATURES, Features
+from ..resource_scoring import MAX_CUSTOM_PRIORITY_SCORE, reject_unknown_keys
+
+__all__ = [
+    "NAME",
+    "DEFAULT_BIND_TIMEOUT_SECONDS",
+    "UtilizationShapePoint",
+    "DEFAULT_SHAPE",
+    "VolumeBindingArgs",
+]
+
+NAME = "VolumeBinding"
+DEFAULT_BIND_TIMEOUT_SECONDS = 600
+_FIELD = f"pluginConfig[{NAME}].args"
+
+
+@dataclass(frozen=True, slots=True)
+class UtilizationShapePoint:
+    utilization: int  # 0..100
+    score: int  # 0..10 (MaxCustomPriorityScore); scaled by 10 when the plugin is built
+
+
+# SetDefaults_VolumeBindingArgs with the gate on: prefer the node with the most free space
+DEFAULT_SHAPE = (UtilizationShapePoint(0, 10), UtilizationShapePoint(100, 0))
+
+
+@dataclass(frozen=True, slots=True)
+class VolumeBindingArgs:
+    """`shape` is () exactly when the gate is off (kube leaves it nil)."""
+
+    bind_timeout_seconds: int = DEFAULT_BIND_TIMEOUT_SECONDS
+    shape: tuple[UtilizationShapePoint, ...] = DEFAULT_SHAPE
+    scoring: bool = True  # the StorageCapacityScoring gate
+
+    def __post_init__(self) -> None:
+        if self.bind_timeout_seconds < 0:
+            raise ConfigError(
+                f"{_FIELD}.bindTimeoutSeconds",
+                "invalid BindTimeoutSeconds, should not be a negative value",
+            )
+        shape_field = f"{_FIELD}.shape"
+        if not self.scoring:
+            if self.shape:
+                raise ConfigError(shape_field, "unexpected field `shape`, remove it or turn on "
+                                  "the feature gate StorageCapacityScoring")
+            return
+        if not self.shape:
+            raise ConfigError(shape_field, "at least one point must be specified")
+        for i in range(1, len(self.shape)):
+            if self.shape[i - 1].utilization >= self.shape[i].utilization:
+                raise ConfigError(
+                    f"{shape_field}[{i}].utilization", "values must be sorted in increasing order"
+                )
+        for i, p in enumerate(self.shape):
+            if not 0 <= p.utilization <= 100:
+                raise ConfigError(f"{shape_field}[{i}].utilization", "not in valid range [0, 100]")
+            if not 0 <= p.score <= MAX_CUSTOM_PRIORITY_SCORE:
+                raise ConfigError(f"{shape_field}[{i}].score", "not in valid range [0, 10]")
+
+    def scaled_shape(self) -> tuple[tuple[int, ...], tuple[int, ...]]:
+        """(utilizations, scores ×10): what the scorer's broken line is built from."""
+        us = tuple(p.utilization for p in self.shape)
+        ss = tuple(p.score * (100 // MAX_CUSTOM_PRIORITY_SCORE) for p in self.shape)
+        return us, ss
+
+    @classmethod
+    def parse(
+        cls, args: Mapping[str, Any] | None, features: Features = DEFAULT_FEATURES
+    ) -> VolumeBindingArgs:
+        """The pluginConfig entry's args; a shape left out is defaulted only with the gate on."""
+        scoring = features.storage_capacity_scoring
+        if not args:
+            return cls(shape=DEFAULT_SHAPE if scoring else (), scoring=scoring)
+        reject_unknown_keys(args, ("apiVersion", "kind", "bindTimeoutSeconds", "shape"), _FIELD)
+        kind = args.get("kind", "VolumeBindingArgs")
+        if kind != "VolumeBindingArgs":
+            raise ConfigError(f"{_FIELD}.kind", f"expected VolumeBindingArgs, got {kind!r}")
+        timeout = args.get("bindTimeoutSeconds", DEFAULT_BIND_TIMEOUT_SECONDS)
+        if isinstance(timeout, bool) or not isinstance(timeout, int):
+            raise ConfigError(
+                f"{_FIELD}.bindTimeoutSeconds", f"must be an integer, got {timeout!r}"
+            )
+        raw = args.get("shape")
+        shape = _parse_shape(raw, f"{_FIELD}.shape")
+        if raw is None and scoring:
+            shape = DEFAULT_SHAPE
+        elif raw is not None and not scoring:
+            raise ConfigError(f"{_FIELD}.shape", "unexpected field `shape`, remove it or turn on "
+                              "the feature gate StorageCapacityScoring")
+        elif raw is not None and not shape:  # an empty list is "set" but has no point
+            raise ConfigError(f"{_FIELD}.shape", "at least one point must be specified")
+        return cls(bind_timeout_seconds=timeout, shape=shape, scoring=scoring)
+
+
+def _parse_shape(value: Any, field: str) -> tuple[UtilizationShapePoint, ...]:
+    if value is None:
+        return ()
+    if not isinstance(value, list):
+        raise ConfigError(field, f"must be a list, got {value!r}")
+    points: list[UtilizationShapePoint] = []
+    for i, item in enumerate(value):
+        f = f"{field}[{i}]"
+        if not isinstance(item, Mapping):
+            raise ConfigError(f, f"must be an object, got {item!r}")
+        reject_unknown_keys(item, ("utilization", "score"), f)
+        u, s = item.get("utilization", 0), item.get("score", 0)
+        for key, v in (("utilization", u), ("score", s)):
+            if isinstance(v, bool) or not isinstance(v, int):
+                raise ConfigError(f"{f}.{key}", f"must be an integer, got {v!r}")
+        points.append(UtilizationShapePoint(u, s))
+    return tuple(points)

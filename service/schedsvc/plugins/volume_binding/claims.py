@@ -1,0 +1,116 @@
+"""VolumeBinding's PreFilter: the pod's claims (kube's podHasPVCs) and their classification
+(GetPodVolumeClaims): fully bound, unbound with delayed binding, or unbound immediate.
+
+Claim names are computed from the pod itself every time (an ephemeral volume's claim is
+`<pod>-<volume>`), never kept in per-shape state shared by pods of one shape.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from ...framework.storage import StorageState
+from ...model import Pod
+from ...model_storage import (
+    WAIT_FOR_FIRST_CONSUMER,
+    PersistentVolume,
+    PersistentVolumeClaim,
+)
+
+__all__ = [
+    "ERR_UNBOUND_IMMEDIATE",
+    "PodClaims",
+    "has_claims",
+    "pod_claims",
+]
+
+ERR_UNBOUND_IMMEDIATE = "pod has unbound immediate PersistentVolumeClaims"
+_CLAIM_KINDS = ("persistentVolumeClaim", "ephemeral")
+
+
+@dataclass(frozen=True, slots=True)
+class PodClaims:
+    """PreFilter's state: the bound claims and the delayed unbound claims, in the pod's volume
+    order, and the PVs of each delayed claim's class (kube's podVolumeClaims)."""
+
+    bound: tuple[PersistentVolumeClaim, ...]
+    delayed: tuple[PersistentVolumeClaim, ...]
+    pvs_by_class: Mapping[str, tuple[PersistentVolume, ...]]
+
+    @property
+    def all_bound(self) -> bool:
+        return not self.delayed
+
+
+def has_claims(pod: Pod) -> bool:
+    """Whether VolumeBinding reads anything of the pod: a PVC or a generic ephemeral volume."""
+    return any(v.kind in _CLAIM_KINDS for v in pod.volumes)
+
+
+def _lookup(pod: Pod, storage: StorageState) -> list[PersistentVolumeClaim] | str:
+    """podHasPVCs: each claim, or the UnschedulableAndUnresolvable reason of the first bad one."""
+    out: list[PersistentVolumeClaim] = []
+    for v in pod.volumes:
+        if v.kind not in _CLAIM_KINDS:
+            continue
+        name = v.claim(pod.name)
+        ephemeral = v.kind == "ephemeral"
+        pvc = storage.pvcs.get(f"{pod.namespace}/{name}")
+        if pvc is None:
+            if ephemeral:
+                return ("waiting for ephemeral volume controller to create the "
+                        f'persistentvolumeclaim "{name}"')
+            return f'persistentvolumeclaim "{name}" not found'
+        if pvc.phase == "Lost":
+            return (f'persistentvolumeclaim "{name}" bound to non-existent persistentvolume '
+                    f'"{pvc.volume_name}"')
+        if pvc.deleting:
+            return f'persistentvolumeclaim "{name}" is being deleted'
+        if ephemeral and (not pvc.controller_uid or pvc.controller_uid != pod.uid):
+            return (f"PVC {pvc.namespace}/{pvc.name} was not created for pod "
+                    f"{pod.namespace}/{pod.name} (pod is not owner)")
+        out.append(pvc)
+    return out
+
+
+def _is_delayed(pvc: PersistentVolumeClaim, storage: StorageState) -> bool:
+    """IsDelayBindingMode: the claim's class exists and waits for the first consumer."""
+    name = pvc.class_name()
+    if not name:
+        return False
+    sc = storage.classes.get(name)
+    return sc is not None and sc.volume_binding_mode == WAIT_FOR_FIRST_CONSUMER
+
+
+def _pvs_by_class(
+    classes: set[str], storage: StorageState
+) -> dict[str, tuple[PersistentVolume, ...]]:
+    """The PVs of each class, by name (kube's informer index lists them in map order)."""
+    out: dict[str, list[PersistentVolume]] = {c: [] for c in classes}
+    for pv in storage.pvs.values():
+        lst = out.get(pv.class_name())
+        if lst is not None:
+            lst.append(pv)
+    return {c: tuple(sorted(pvs, key=lambda p: p.name)) for c, pvs in out.items()}
+
+
+def pod_claims(pod: Pod, storage: StorageState) -> PodClaims | str | None:
+    """PreFilter: None when the pod has no claim (Skip), a reason string for an
+    UnschedulableAndUnresolvable verdict, else the classified claims."""
+    if not pod.volumes or not has_claims(pod):
+        return None
+    found = _lookup(pod, storage)
+    if isinstance(found, str):
+        return found
+    bound: list[PersistentVolumeClaim] = []
+    delayed: list[PersistentVolumeClaim] = []
+    for pvc in found:
+        if pvc.fully_bound():
+            bound.append(pvc)
+        elif _is_delayed(pvc, storage) and not pvc.volume_name:
+            delayed.append(pvc)
+        else:  # immediate, a missing or empty class, or prebound but not bind-completed
+            return ERR_UNBOUND_IMMEDIATE
+    classes = {pvc.class_name() for pvc in delayed}
+    return PodClaims(tuple(bound), tuple(delayed), _pvs_by_class(classes, storage))
