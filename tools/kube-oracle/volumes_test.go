@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"reflect"
 	"testing"
+
+	v1 "k8s.io/api/core/v1"
 )
 
 // Volume objects as the case files carry them (defaulted, as the API server stores them).
@@ -119,5 +121,17 @@ func TestVolumeOutcomes(t *testing.T) {
 			}
 			tc.check(t, res[0].Expected)
 		})
+	}
+}
+
+func TestClaimsWithoutUIDGetOneAsTheAPIServerWouldGive(t *testing.T) {
+	claim := `{"apiVersion":"v1","kind":"PersistentVolumeClaim","metadata":{"name":"c1","namespace":"ns"},"spec":{}}`
+	c, err := decodeCase([]byte(caseLine("uid", nil, nil, volumePodJSON("p", ""), `,"objects":[`+claimJSON("c0", "x")+","+claim+"]")), "t", 1, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kept, given := c.Objects[0].(*v1.PersistentVolumeClaim), c.Objects[1].(*v1.PersistentVolumeClaim)
+	if kept.UID != "uid-pvc-c0" || given.UID != "uid-pvc-ns-c1" {
+		t.Errorf("uids %q %q, want uid-pvc-c0 (as written) and uid-pvc-ns-c1", kept.UID, given.UID)
 	}
 }
