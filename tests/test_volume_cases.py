@@ -20,7 +20,7 @@ from tools.volume_verdicts import (
     read_volume_cases,
 )
 
-SEED, COUNT = 20261126, 700  # tests/data/volumes/README.md's command
+SEED, COUNT = 20261126, 1000  # tests/data/volumes/README.md's command
 PLUGINS = ("VolumeBinding", "VolumeRestrictions", "VolumeZone", "NodeVolumeLimits")
 CASES = {v: load_volume_cases(v) for v in RECORDINGS}
 
@@ -141,3 +141,16 @@ def test_binding_records_read_kubes_fields() -> None:
     assert c.bindings_by_node[node][0] == VolumeBinding(
         claim=first["claim"], volume_name=first.get("volumeName", ""),
         provisioned=first.get("provisioned", False), selected_node=first.get("selectedNode", ""))
+
+
+def test_recorded_cases_cover_every_volume_feature_of_the_generator() -> None:
+    seen = Counter(f for c in CASES["1.37"] for f in c.features)
+    wanted = {"csiNode", "noCSINode", "attachLimit", "migratedPlugins", "storageCapacity",
+              "capacityObject", "maximumVolumeSize", "allowedTopologies", "missingClass",
+              "pvNodeAffinity", "pvZoneAffinity", "zoneLabeledPV", "inTreePV",
+              "readWriteOncePod", "boundClaim", "claimFitsPV", "lostClaim", "claimBeingDeleted",
+              "claimSelector", "volumeAttachment", "pvcVolume", "sharedClaim", "missingClaim",
+              "ephemeralVolume", "ephemeralNotOwned", "ephemeralNoClaim", "inTreeDisk",
+              "azureDiskShared", "inlineCSI", "emptyDir", "noVolumes",
+              "preventPodSchedulingIfMissing"}
+    assert {f for f in wanted if seen[f] < 5} == set()

@@ -224,7 +224,7 @@ class Storage:
                  "spec": spec, "status": status}
         r = rng.random()
         free = [pv for pv in self.pvs if "claimRef" not in pv["spec"]]
-        if r < 0.35 and free:
+        if r < 0.4 and free:
             self._bind(claim, rng.choice(free))
         elif r < 0.38:
             self.features.add("lostClaim")
@@ -275,8 +275,14 @@ class Storage:
                                   "uid": meta["uid"]}
         pv["status"] = {"phase": "Bound"}
         labels = pv["metadata"].setdefault("labels", {})
-        if ZONE not in labels and self.feature(0.4, "zoneLabeledPV"):
-            labels[ZONE] = self.rng.choice(sorted(ZONES))  # VolumeZone checks bound PVs
+        affinity = pv["spec"].get("nodeAffinity")
+        if ZONE in labels or not self.feature(0.4 if affinity else 0.7, "zoneLabeledPV"):
+            return
+        # VolumeZone checks bound PVs' labels; a zone affinity and its label agree
+        expr = affinity["required"]["nodeSelectorTerms"][0]["matchExpressions"][0] if (
+            affinity) else {"key": ""}
+        labels[ZONE] = (expr["values"][0] if expr["key"] == ZONE else
+                        self.rng.choice(sorted(ZONES)))
 
     def attachments(self) -> None:
         """VolumeAttachments of some bound CSI PVs to nodes (NodeVolumeLimits counts them)."""
