@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
+from schedsvc.model_storage import VolumeBindingResult
 from tools.casegen_volumes import generate, make_case
 from tools.volume_verdicts import (
     RECORDINGS,
-    VolumeBinding,
     VolumeCase,
     VolumeCaseError,
     load_volume_cases,
@@ -138,7 +138,7 @@ def test_binding_records_read_kubes_fields() -> None:
     raw = c.case["expected"]["volumeBindingsByNode"]
     node = next(iter(raw))
     first = raw[node][0]
-    assert c.bindings_by_node[node][0] == VolumeBinding(
+    assert c.bindings_by_node[node][0] == VolumeBindingResult(
         claim=first["claim"], volume_name=first.get("volumeName", ""),
         provisioned=first.get("provisioned", False), selected_node=first.get("selectedNode", ""))
 

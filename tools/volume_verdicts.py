@@ -3,8 +3,9 @@
 Each line of a recording is a case of tools/casegen_volumes.py (its Kubernetes JSON kept as
 is, for the reader that converts it) with `expected`: kube-oracle's answer (per node: feasible,
 stage, plugin, code, reasons, scores; fitError; a plugin Error that ended the cycle; the
-per-claim bindings VolumeBinding's Reserve assumed on each top node). This module only reads:
-comparing with our engine is the caller's business.
+per-claim bindings VolumeBinding's Reserve assumed on each top node, as the domain's
+VolumeBindingResult so they compare with `Placement.volume_bindings` as they are). This module
+only reads: comparing with our engine is the caller's business.
 """
 
 from __future__ import annotations
@@ -16,9 +17,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from schedsvc.model_storage import VolumeBindingResult
+
 __all__ = [
     "RECORDINGS",
-    "VolumeBinding",
     "VolumeCase",
     "VolumeCaseError",
     "VolumeNode",
@@ -53,16 +55,6 @@ class VolumeNode:
 
 
 @dataclass(frozen=True, slots=True)
-class VolumeBinding:
-    """A claim's binding at Reserve: a PV, or dynamic provisioning on selected_node."""
-
-    claim: str  # namespace/name
-    volume_name: str = ""
-    provisioned: bool = False
-    selected_node: str = ""
-
-
-@dataclass(frozen=True, slots=True)
 class VolumeCase:
     """A case's inputs (raw Kubernetes JSON) and kube's verdict on it."""
 
@@ -72,7 +64,7 @@ class VolumeCase:
     fit_error: str
     error: Mapping[str, str] | None  # {stage, node, plugin, message}: the cycle's Error
     max_nodes: tuple[str, ...]
-    bindings_by_node: Mapping[str, tuple[VolumeBinding, ...]]
+    bindings_by_node: Mapping[str, tuple[VolumeBindingResult, ...]]
     features: tuple[str, ...]
 
     @property
@@ -90,8 +82,8 @@ def _node(raw: Mapping[str, Any]) -> VolumeNode:
         total=raw.get("total"))
 
 
-def _binding(raw: Mapping[str, Any]) -> VolumeBinding:
-    return VolumeBinding(claim=raw["claim"], volume_name=raw.get("volumeName", ""),
+def _binding(raw: Mapping[str, Any]) -> VolumeBindingResult:
+    return VolumeBindingResult(claim=raw["claim"], volume_name=raw.get("volumeName", ""),
                          provisioned=bool(raw.get("provisioned", False)),
                          selected_node=raw.get("selectedNode", ""))
 
