@@ -64,10 +64,35 @@ type Expected struct {
 	UnschedulablePlugins   []string       `json:"unschedulablePlugins,omitempty"`
 	Preemption             *PreemptionOut `json:"preemption,omitempty"`
 	FitErrorWithPreemption string         `json:"fitErrorWithPreemption,omitempty"`
-	Micros                 int64          `json:"micros"`
+	Error                  *ErrorOut      `json:"error,omitempty"`
+	// VolumeBindingsByNode: for each node of maxNodes where VolumeBinding has a decision
+	// to assume, the claims' bindings; VolumeBindings is that list when maxNodes is one node
+	// (kube's choice among tied nodes is random).
+	VolumeBindingsByNode map[string][]VolumeBindingOut `json:"volumeBindingsByNode,omitempty"`
+	VolumeBindings       []VolumeBindingOut            `json:"volumeBindings,omitempty"`
+	Micros               int64                         `json:"micros"`
 }
 
 type ScoreLine struct {
 	ID       string    `json:"id"`
 	Expected *Expected `json:"expected"`
+}
+
+// ErrorOut is an Error status that ends kube's scheduling cycle (schedulePod returns it
+// instead of a FitError): the stage, the node for Filter/Reserve, the plugin and the message
+// kube's status.AsError() carries.
+type ErrorOut struct {
+	Stage   string `json:"stage"`
+	Node    string `json:"node,omitempty"`
+	Plugin  string `json:"plugin,omitempty"`
+	Message string `json:"message"`
+}
+
+// VolumeBindingOut is one claim's binding as VolumeBinding's Reserve assumes it on a node:
+// a pre-provisioned PV (volumeName) or dynamic provisioning on selectedNode.
+type VolumeBindingOut struct {
+	Claim        string `json:"claim"`
+	VolumeName   string `json:"volumeName,omitempty"`
+	Provisioned  bool   `json:"provisioned,omitempty"`
+	SelectedNode string `json:"selectedNode,omitempty"`
 }

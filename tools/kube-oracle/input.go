@@ -12,6 +12,7 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes/scheme"
 )
 
@@ -185,6 +186,11 @@ func decodeCase(b []byte, source string, line int, requirePod bool) (*Case, erro
 		obj, err := decodeObject(raw)
 		if err != nil {
 			return nil, fail(c.ID, "objects[%d]: %v", i, err)
+		}
+		if pvc, ok := obj.(*v1.PersistentVolumeClaim); ok && pvc.UID == "" {
+			// the API server gives every object a uid; VolumeBinding's static binding copies
+			// the claim's into the PV's claimRef, and kube's PreBind fails on an empty one
+			pvc.UID = types.UID("uid-pvc-" + pvc.Namespace + "-" + pvc.Name)
 		}
 		c.Objects = append(c.Objects, obj)
 	}

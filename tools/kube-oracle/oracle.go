@@ -246,7 +246,12 @@ func (o *Oracle) Evaluate(parent context.Context, c *Case) (*Expected, error) {
 	feasibleIdx := map[string]int{}
 	if !s.IsSuccess() {
 		if !s.IsRejected() {
-			return nil, fmt.Errorf("PreFilter: %w", s.AsError())
+			// kube's schedulePod returns the error: no node is filtered, no FitError.
+			exp.Error = &ErrorOut{Stage: "PreFilter", Plugin: s.Plugin(), Message: s.AsError().Error()}
+			for i := range exp.Nodes {
+				exp.Nodes[i].Stage, exp.Nodes[i].Plugin, exp.Nodes[i].Code, exp.Nodes[i].Reasons = "PreFilter", s.Plugin(), s.Code().String(), s.Reasons()
+			}
+			return exp, nil
 		}
 		diagnosis.NodeToStatus.SetAbsentNodesStatus(s)
 		diagnosis.PreFilterMsg = s.Message()
@@ -275,8 +280,10 @@ func (o *Oracle) Evaluate(parent context.Context, c *Case) (*Expected, error) {
 				return nil, err
 			}
 			st := e.fw.RunFilterPluginsWithNominatedPods(ctx, state, pod, ni)
-			if st.Code() == fwk.Error {
-				return nil, fmt.Errorf("Filter on %s: %w", n.Name, st.AsError())
+			if st.Code() == fwk.Error && exp.Error == nil {
+				// kube stops the cycle on it (which node's error wins is a race; every
+				// node is still reported here, the first in node order named).
+				exp.Error = &ErrorOut{Stage: "Filter", Node: n.Name, Plugin: st.Plugin(), Message: st.AsError().Error()}
 			}
 			if st.IsSuccess() {
 				out.Feasible = true
@@ -290,6 +297,9 @@ func (o *Oracle) Evaluate(parent context.Context, c *Case) (*Expected, error) {
 		}
 	}
 	exp.FeasibleCount = len(feasible)
+	if exp.Error != nil {
+		return exp, nil
+	}
 
 	if len(feasible) == 0 {
 		fitErr := &framework.FitError{Pod: pod, NumAllNodes: e.snapshot.NumNodesInPlacement(), Diagnosis: diagnosis}
@@ -317,7 +327,8 @@ func (o *Oracle) Evaluate(parent context.Context, c *Case) (*Expected, error) {
 		pss := e.fw.RunPreScorePlugins(ctx, state, pod, feasible)
 		exp.PreScore = statusOut(pss)
 		if !pss.IsSuccess() {
-			return nil, fmt.Errorf("PreScore: %w", pss.AsError())
+			exp.Error = &ErrorOut{Stage: "PreScore", Plugin: pss.Plugin(), Message: pss.AsError().Error()}
+			return exp, nil
 		}
 		skipped := sets.List(state.GetSkipScorePlugins())
 		if skipped == nil {
@@ -326,7 +337,8 @@ func (o *Oracle) Evaluate(parent context.Context, c *Case) (*Expected, error) {
 		exp.SkippedScorePlugins = &skipped
 		nodeScores, sst := e.fw.RunScorePlugins(ctx, state, pod, feasible)
 		if !sst.IsSuccess() {
-			return nil, fmt.Errorf("Score: %w", sst.AsError())
+			exp.Error = &ErrorOut{Stage: "Score", Plugin: sst.Plugin(), Message: sst.AsError().Error()}
+			return exp, nil
 		}
 		weights := scoreWeights(profile)
 		for i, ns := range nodeScores {
@@ -355,6 +367,9 @@ func (o *Oracle) Evaluate(parent context.Context, c *Case) (*Expected, error) {
 		if n.Feasible && *n.Total == maxScore {
 			exp.MaxNodes = append(exp.MaxNodes, n.Name)
 		}
+	}
+	if err := e.reserveVolumes(state, pod, exp); err != nil {
+		return nil, fmt.Errorf("Reserve: %w", err)
 	}
 	return exp, nil
 }
