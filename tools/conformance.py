@@ -217,9 +217,10 @@ def read_case(case: Mapping[str, Any]) -> tuple[Any, list[Any], list[Any], Any]:
 
 
 def _to_domain(case: Mapping[str, Any]) -> tuple[SnapshotUpdate, Any]:
-    """The case's snapshot (nodes, bound pods, namespaces, PodDisruptionBudgets) and the pod
-    to schedule, all read from its one `kind: List` by the client's load_cluster, so the pod
-    gets its default spreading selector and PriorityClass from the case's objects."""
+    """The case's snapshot (nodes, bound pods, namespaces, PodDisruptionBudgets, storage
+    objects) and the pod to schedule, all read from its one `kind: List` by the client's
+    load_cluster, so the pod gets its default spreading selector and PriorityClass from the
+    case's objects."""
     from schedsvc_client.kube import load_cluster
 
     kc = load_cluster(json.dumps(case_as_list(case)))
@@ -241,9 +242,19 @@ def _to_domain(case: Mapping[str, Any]) -> tuple[SnapshotUpdate, Any]:
                 CONVERTER.pdb_from_pb(b, f"pdbs[{i}]")
                 for i, b in enumerate(kc.pod_disruption_budgets)
             ],
+            **_storage(kc.storage_lists()),
         ),
         CONVERTER.pod_from_pb(pending[0], "pod"),
     )
+
+
+def _storage(lists: Mapping[str, list[Any]]) -> dict[str, Any]:
+    """The case's storage objects, converted as the server converts an UpdateSnapshot's."""
+    from schedsvc.server.convert_storage_update import storage_update_fields
+    from schedsvc.v1 import schedule_pb2 as pb
+
+    request = pb.UpdateSnapshotRequest(**lists)
+    return storage_update_fields(request, CONVERTER.caches, 1 << 30)
 
 
 def _best_nodes(case: Mapping[str, Any], exp: Mapping[str, Any]) -> list[str]:
