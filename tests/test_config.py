@@ -34,8 +34,8 @@ DEFAULT_WEIGHTS = {
     "InterPodAffinity": 2, "NodeResourcesBalancedAllocation": 1, "ImageLocality": 1,
 }
 FILTERS_AFTER_THE_FIRST_TWO = [
-    "TaintToleration", "NodeAffinity", "NodePorts", "NodeResourcesFit", "PodTopologySpread",
-    "InterPodAffinity",
+    "TaintToleration", "NodeAffinity", "NodePorts", "NodeResourcesFit", "VolumeRestrictions",
+    "NodeVolumeLimits", "VolumeZone", "PodTopologySpread", "InterPodAffinity",
 ]
 
 

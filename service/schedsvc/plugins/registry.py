@@ -30,10 +30,7 @@ NOOP_PLUGINS = frozenset(
     {
         "PrioritySort",
         "SchedulingGates",
-        "VolumeRestrictions",
-        "NodeVolumeLimits",
         "VolumeBinding",
-        "VolumeZone",
         "DynamicResources",
         "DefaultPreemption",
         "DefaultBinder",
@@ -98,6 +95,9 @@ def in_tree_registry() -> Registry:
     r.register("NodeAffinity", "schedsvc.plugins.node_affinity:NodeAffinity")
     r.register("NodePorts", "schedsvc.plugins.node_ports:NodePorts")
     r.register("NodeResourcesFit", "schedsvc.plugins.node_resources_fit:NodeResourcesFit")
+    r.register("VolumeRestrictions", "schedsvc.plugins.volume_restrictions:VolumeRestrictions")
+    r.register("NodeVolumeLimits", "schedsvc.plugins.node_volume_limits:NodeVolumeLimits")
+    r.register("VolumeZone", "schedsvc.plugins.volume_zone:VolumeZone")
     r.register("PodTopologySpread", "schedsvc.plugins.pod_topology_spread:PodTopologySpread")
     r.register("InterPodAffinity", "schedsvc.plugins.inter_pod_affinity:InterPodAffinity")
     r.register(
