@@ -8,6 +8,7 @@ from collections.abc import Iterable, Mapping
 from schedsvc.framework.snapshot import Snapshot
 from schedsvc.model import Node, Pod
 from schedsvc.model_storage import (
+    ANN_BIND_COMPLETED,
     CSIDriver,
     CSINode,
     CSINodeDriver,
@@ -89,8 +90,10 @@ def make_pvc(
     name: str, volume_name: str = "", storage_class: str | None = None,
     access_modes: tuple[str, ...] = (), namespace: str = "default", owner_uid: str = "",
 ) -> PersistentVolumeClaim:
+    """A claim; one with a volume name is fully bound (kube's bind-completed annotation)."""
     return PersistentVolumeClaim(
         name=name, namespace=namespace, volume_name=volume_name,
+        annotations={ANN_BIND_COMPLETED: "yes"} if volume_name else {},
         storage_class_name=storage_class, access_modes=access_modes, controller_uid=owner_uid,
     )
 

@@ -71,7 +71,7 @@ class PodVolumeIndex:
     read-only; `volume_pods[row]` the pods there with a volume NodeVolumeLimits counts."""
 
     __slots__ = (
-        "_snap", "claim_refs", "disks", "writable", "volume_pods", "temporaries", "_seen",
+        "_snap", "claim_refs", "disks", "writable", "volume_pods", "temporaries",
         "capacity", "derived",
     )
 
@@ -84,7 +84,6 @@ class PodVolumeIndex:
         self.volume_pods: dict[int, dict[object, Pod]] = {}
         # row -> the nominated temporaries there with a claim (kube's AddPod of VolumeRestrictions)
         self.temporaries: dict[int, dict[object, Pod]] = {}
-        self._seen: set[object] = set()  # temporaries counted here (one may predate the index)
         self.capacity = snap.capacity
         # what a plugin derives from the snapshot's storage objects and keeps with it, by
         # plugin name (NodeVolumeLimits' CSINode columns), valid as long as its own key says
@@ -111,13 +110,6 @@ class PodVolumeIndex:
         pod = rec.pod
         if not pod.volumes:
             return
-        if rec.temporary is not None:
-            if delta > 0:
-                self._seen.add(rec.key)
-            elif rec.key in self._seen:
-                self._seen.discard(rec.key)
-            else:
-                return  # added before this index existed: never counted
         has_claim = False
         counted = False
         for v in pod.volumes:
