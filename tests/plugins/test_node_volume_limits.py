@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 
 from schedsvc.framework import Code
-from schedsvc.framework.feature import EmulatedVersion, Features
+from schedsvc.framework.feature import DEFAULT_FEATURES, EmulatedVersion, Features
 from schedsvc.model import Node, Pod
 from schedsvc.model_storage import StorageClass, VolumeAttachment
 from schedsvc.model_volume import AWSElasticBlockStore, Volume
@@ -86,7 +86,7 @@ inline_with_config = _inline_ebs("aws-inline1", *CONFIG_MAPS)
 
 def verdict(
     new: Pod, existing: list[Pod], max_vols: int, drivers: list[str], limit_source: str = "",
-    va_count: int = 0, extra_claims: tuple[object, ...] = (), features: Features = Features(),
+    va_count: int = 0, extra_claims: tuple[object, ...] = (), features: Features = DEFAULT_FEATURES,
 ) -> tuple[str, str, Code | None]:
     pvs = []
     for d in drivers:
