@@ -61,7 +61,8 @@ GATE = [
                  id="gate enabled - fail when driver not installed and "
                     "PreventPodSchedulingIfMissing is true"),
     pytest.param(V135, NO_CSI_DRIVER, [PREVENT], ("", None),
-                 id="gate disabled - skip driver presence check (regardless of CSIDriver presence)"),
+                 id="gate disabled - skip driver presence check "
+                    "(regardless of CSIDriver presence)"),
     pytest.param(V137, make_csi_node(NODE, {EBS: 2}), [PREVENT], ("", None),
                  id="gate enabled - driver installed within limit"),
     pytest.param(V137, NO_CSI_DRIVER, [], ("", None),

@@ -60,7 +60,8 @@ def random_cluster(rng: random.Random) -> tuple[Snapshot, list[str]]:
     for c in range(8):
         if c < 6:
             labels = {rng.choice([Z, BZ]): "__".join(rng.sample(ZONES, rng.randint(1, 2)))}
-            pv = (disk_pv(f"pv{c}", labels, aws_elastic_block_store=AWSElasticBlockStore(f"vol-{c}"))
+            ebs = AWSElasticBlockStore(f"vol-{c}")
+            pv = (disk_pv(f"pv{c}", labels, aws_elastic_block_store=ebs)
                   if c == 5 else csi_pv(f"pv{c}", rng.choice(DRIVERS[:2]), labels=labels))
             pvs.append(pv)
             pvcs.append(make_pvc(f"c{c}", volume_name=f"pv{c}",
