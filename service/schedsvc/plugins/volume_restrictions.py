@@ -78,22 +78,26 @@ class VolumeRestrictions:
         p = pod.pod
         if not p.volumes:
             return SKIP
+        names = [v.claim_name for v in p.volumes if v.kind == "persistentVolumeClaim"]
+        needs_check = _needs_check(p)
+        if not names and not needs_check:  # configMaps, secrets, projected tokens...
+            return SKIP
         claims = snap.storage.pvcs
         rwop: set[str] = set()
-        for v in p.volumes:
-            if v.kind != "persistentVolumeClaim":
-                continue
-            pvc = claims.get(f"{p.namespace}/{v.claim_name}")
+        for name in names:
+            pvc = claims.get(f"{p.namespace}/{name}")
             if pvc is None:
                 return PreFilterResult(
-                    reject=(f'persistentvolumeclaim "{v.claim_name}" not found',),
+                    reject=(f'persistentvolumeclaim "{name}" not found',),
                     reject_code=Code.UNRESOLVABLE,
                 )
             if READ_WRITE_ONCE_POD in pvc.access_modes:
-                rwop.add(v.claim_name)
-        index = PodVolumeIndex.for_snapshot(snap)
-        count = sum(1 for n in rwop if index.is_used(f"{p.namespace}/{n}"))
-        if not _needs_check(p) and count == 0:
+                rwop.add(name)
+        count = 0
+        if rwop:
+            index = PodVolumeIndex.for_snapshot(snap)
+            count = sum(1 for n in rwop if index.is_used(f"{p.namespace}/{n}"))
+        if not needs_check and count == 0:
             return SKIP
         return PreFilterResult(state=PreFilterState(frozenset(rwop), count))
 
