@@ -35,7 +35,9 @@ PATHS: dict[tuple[int, bool, str], tuple[int, list[str]]] = {
         "schedsvc.engine.runtime.run_score",
         "schedsvc.engine.batching.window_cache.hint",
     ]),
-    (200, False, "unfit"): (35, [
+    # issue 26: the PreFilters of VolumeRestrictions, NodeVolumeLimits and VolumeZone (Skip
+    # for a pod without volumes) are three more modules of kube's default profile
+    (200, False, "unfit"): (37, [
         "schedsvc.engine.runtime.run_filter",
         "schedsvc.engine.filtering.fit_error",
     ]),

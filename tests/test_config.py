@@ -36,8 +36,8 @@ DEFAULT_WEIGHTS = {
     "VolumeBinding": 1,
 }
 FILTERS_AFTER_THE_FIRST_TWO = [
-    "TaintToleration", "NodeAffinity", "NodePorts", "NodeResourcesFit", "VolumeBinding",
-    "PodTopologySpread", "InterPodAffinity",
+    "TaintToleration", "NodeAffinity", "NodePorts", "NodeResourcesFit", "VolumeRestrictions",
+    "NodeVolumeLimits", "VolumeBinding", "VolumeZone", "PodTopologySpread", "InterPodAffinity",
 ]
 
 

@@ -87,5 +87,18 @@ class Features:
         scores (0 without volumes) instead of skipping at PreScore."""
         return self.emulated_version is EmulatedVersion.V1_37
 
+    @property
+    def volume_limit_scaling(self) -> bool:
+        """The VolumeLimitScaling gate (Beta and on in 1.37, Alpha and off in 1.35):
+        NodeVolumeLimits refuses a node without the CSI driver of a new volume when its
+        CSIDriver sets preventPodSchedulingIfMissing."""
+        return self.emulated_version is EmulatedVersion.V1_37
+
+    @property
+    def portworx_needs_migrated_annotation(self) -> bool:
+        """1.35: NodeVolumeLimits counts Portworx volumes only on a node whose CSINode lists
+        kubernetes.io/portworx-volume among its migrated plugins; 1.37 always migrates them."""
+        return self.emulated_version is EmulatedVersion.V1_35
+
 
 DEFAULT_FEATURES = Features()

@@ -106,6 +106,7 @@ class Snapshot(SnapshotPods):
         self.pdbs: dict[str, PodDisruptionBudget] = {}  # "namespace/name" -> budget
         self.storage = StorageState()  # PVs, claims, classes, CSI objects (storage.py)
         self.listeners: list[PodListener] = []
+        self.temporaries: dict[NominatedKey, PodRecord] = {}  # nominated pods counted on a node
 
     # ---- reading -------------------------------------------------------------------------
     @property

@@ -40,6 +40,7 @@ class SnapshotPods:
     pods_on_row: list[dict[str, PodRecord]]
     nominated: dict[str, PodRecord]
     listeners: list[PodListener]
+    temporaries: dict[NominatedKey, PodRecord]  # counted now, for an index built meanwhile
     _ref_resource: Callable[[str, int], int]  # Snapshot's: the column of a counted resource
 
     def add_pod(
@@ -109,6 +110,7 @@ class SnapshotPods:
         )
         row = self.index[node_name]
         self._account(rec, row, +1)
+        self.temporaries[NominatedKey(pod.uid)] = rec
         for listener in self.listeners:
             listener.pod_added(rec, row)
         self.generation += 1
@@ -117,6 +119,8 @@ class SnapshotPods:
     def remove_temporary(self, rec: PodRecord) -> None:
         row = self.index[rec.node_name]
         self._account(rec, row, -1)
+        if rec.temporary is not None:
+            self.temporaries.pop(rec.temporary, None)
         for listener in self.listeners:
             listener.pod_removed(rec, row)
         self.generation += 1
@@ -165,5 +169,5 @@ class SnapshotPods:
         """Register an index and replay the pods already held into it."""
         self.listeners.append(listener)
         listener.grow(self.capacity)
-        for rec in self.pods.values():
+        for rec in (*self.pods.values(), *self.temporaries.values()):
             listener.pod_added(rec, self.index[rec.node_name])

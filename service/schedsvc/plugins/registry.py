@@ -23,16 +23,13 @@ __all__ = ["Registry", "in_tree_registry", "NOOP_PLUGINS"]
 # kube's PluginFactory: the plugin's args and the emulated release's features
 Factory = Callable[[Mapping[str, Any] | None, Features], Plugin]
 
-# Kube plugins that act on objects this service does not hold (volumes, claims, gates, the
+# Kube plugins that act on objects this service does not hold (devices, gates, the
 # queue, preemption, binding): with none of those objects they never reject and score 0, so a
 # configuration may name them and we honour it by doing nothing.
 NOOP_PLUGINS = frozenset(
     {
         "PrioritySort",
         "SchedulingGates",
-        "VolumeRestrictions",
-        "NodeVolumeLimits",
-        "VolumeZone",
         "DynamicResources",
         "DefaultPreemption",
         "DefaultBinder",
@@ -97,6 +94,9 @@ def in_tree_registry() -> Registry:
     r.register("NodeAffinity", "schedsvc.plugins.node_affinity:NodeAffinity")
     r.register("NodePorts", "schedsvc.plugins.node_ports:NodePorts")
     r.register("NodeResourcesFit", "schedsvc.plugins.node_resources_fit:NodeResourcesFit")
+    r.register("VolumeRestrictions", "schedsvc.plugins.volume_restrictions:VolumeRestrictions")
+    r.register("NodeVolumeLimits", "schedsvc.plugins.node_volume_limits:NodeVolumeLimits")
+    r.register("VolumeZone", "schedsvc.plugins.volume_zone:VolumeZone")
     r.register("PodTopologySpread", "schedsvc.plugins.pod_topology_spread:PodTopologySpread")
     r.register("InterPodAffinity", "schedsvc.plugins.inter_pod_affinity:InterPodAffinity")
     r.register(

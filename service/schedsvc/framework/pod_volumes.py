@@ -1,0 +1,149 @@
+"""What the pods on nodes use of storage, kept as the pods come and go: the claims they name
+(kube's snapshot usedPVCRefCounts, which VolumeRestrictions reads), their inline disks per node
+(VolumeRestrictions' disk conflicts) and, per node, the pods with volumes NodeVolumeLimits
+counts. A snapshot builds the index on first use (`PodVolumeIndex.for_snapshot`); pods
+without volumes cost it one tuple check each.
+"""
+
+from __future__ import annotations
+
+import weakref
+from collections.abc import Iterator
+
+import numpy as np
+import numpy.typing as npt
+
+from ..model import Pod
+from ..model_volume import Volume
+from .pod_record import PodRecord
+from .snapshot import Snapshot
+
+__all__ = ["DiskKey", "PodVolumeIndex", "disk_keys", "counted_by_limits"]
+
+CountArray = npt.NDArray[np.int32]
+# (source, identity...): one inline disk as VolumeRestrictions compares them
+DiskKey = tuple[str, ...]
+
+# inline sources NodeVolumeLimits may translate to CSI (kube's IsInlineMigratable)
+_MIGRATABLE_KINDS = frozenset(
+    {
+        "awsElasticBlockStore", "gcePersistentDisk", "azureDisk", "azureFile", "cinder",
+        "vsphereVolume", "portworxVolume",
+    }
+)
+
+
+def disk_keys(v: Volume) -> Iterator[tuple[DiskKey, bool]]:
+    """The identities of `v`'s inline disk, each with whether it is read-only (two read-only
+    uses do not conflict). EBS counts as writable whatever its flag (kube: always a conflict);
+    RBD yields one identity per monitor (two RBD disks conflict when their monitors overlap)."""
+    d = v.disk
+    if d.gce_persistent_disk is not None:
+        yield ("gce", d.gce_persistent_disk.pd_name), d.gce_persistent_disk.read_only
+    elif d.aws_elastic_block_store is not None:
+        yield ("aws", d.aws_elastic_block_store.volume_id), False
+    elif d.iscsi is not None:
+        yield ("iscsi", d.iscsi.iqn), d.iscsi.read_only
+    elif d.rbd is not None:
+        for m in dict.fromkeys(d.rbd.monitors):
+            yield ("rbd", d.rbd.pool, d.rbd.image, m), d.rbd.read_only
+
+
+def counted_by_limits(v: Volume) -> bool:
+    """NodeVolumeLimits' PreFilter: a claim, an ephemeral volume or a migratable inline disk."""
+    return v.kind in ("persistentVolumeClaim", "ephemeral") or v.kind in _MIGRATABLE_KINDS
+
+
+def _keep(table: dict[int, dict[object, Pod]], row: int, key: object, pod: Pod, delta: int) -> None:
+    on_row = table.setdefault(row, {})
+    if delta > 0:
+        on_row[key] = pod
+        return
+    on_row.pop(key, None)
+    if not on_row:
+        del table[row]
+
+
+class PodVolumeIndex:
+    """A PodListener. `claim_refs` counts each "namespace/claim" over the persistentVolumeClaim
+    volumes of the pods on nodes (not the nominated temporaries: kube's snapshot does not hold
+    them); `disks[key]` per row the inline disks with that identity, `writable[key]` those not
+    read-only; `volume_pods[row]` the pods there with a volume NodeVolumeLimits counts."""
+
+    __slots__ = (
+        "_snap", "claim_refs", "disks", "writable", "volume_pods", "temporaries",
+        "capacity", "derived",
+    )
+
+    def __init__(self, snap: Snapshot) -> None:
+        # weakly: the snapshot holds its listeners
+        self._snap = weakref.ref(snap)
+        self.claim_refs: dict[str, int] = {}
+        self.disks: dict[DiskKey, CountArray] = {}
+        self.writable: dict[DiskKey, CountArray] = {}
+        self.volume_pods: dict[int, dict[object, Pod]] = {}
+        # row -> the nominated temporaries there with a claim (kube's AddPod of VolumeRestrictions)
+        self.temporaries: dict[int, dict[object, Pod]] = {}
+        self.capacity = snap.capacity
+        # what a plugin derives from the snapshot's storage objects and keeps with it, by
+        # plugin name (NodeVolumeLimits' CSINode columns), valid as long as its own key says
+        self.derived: dict[str, object] = {}
+
+    @classmethod
+    def for_snapshot(cls, snap: Snapshot) -> PodVolumeIndex:
+        """The snapshot's index, built (from every pod on a node) on first use."""
+        return snap.listener_of(cls, lambda: cls(snap))
+
+    def is_used(self, claim_key: str) -> bool:
+        """kube's IsPVCUsedByPods."""
+        return self.claim_refs.get(claim_key, 0) > 0
+
+    def _count(self, table: dict[DiskKey, CountArray], key: DiskKey, row: int, delta: int) -> None:
+        arr = table.get(key)
+        if arr is None:
+            arr = table[key] = np.zeros(self.capacity, dtype=np.int32)
+        arr[row] += delta
+        if delta < 0 and not arr.any():
+            del table[key]
+
+    def _update(self, rec: PodRecord, row: int, delta: int) -> None:
+        pod = rec.pod
+        if not pod.volumes:
+            return
+        has_claim = False
+        counted = False
+        for v in pod.volumes:
+            if v.kind == "persistentVolumeClaim":
+                has_claim = True
+                if rec.temporary is None:
+                    key = f"{pod.namespace}/{v.claim_name}"
+                    n = self.claim_refs.get(key, 0) + delta
+                    if n:
+                        self.claim_refs[key] = n
+                    else:
+                        self.claim_refs.pop(key, None)
+            for dk, read_only in disk_keys(v):
+                self._count(self.disks, dk, row, delta)
+                if not read_only:
+                    self._count(self.writable, dk, row, delta)
+            counted = counted or counted_by_limits(v)
+        if has_claim and rec.temporary is not None:
+            _keep(self.temporaries, row, rec.key, pod, delta)
+        if counted:
+            _keep(self.volume_pods, row, rec.key, pod, delta)
+
+    def pod_added(self, rec: PodRecord, row: int) -> None:
+        self._update(rec, row, +1)
+
+    def pod_removed(self, rec: PodRecord, row: int) -> None:
+        self._update(rec, row, -1)
+
+    def grow(self, capacity: int) -> None:
+        if capacity <= self.capacity:
+            return
+        for table in (self.disks, self.writable):
+            for k, arr in table.items():
+                grown = np.zeros(capacity, dtype=np.int32)
+                grown[: len(arr)] = arr
+                table[k] = grown
+        self.capacity = capacity
