@@ -1,7 +1,6 @@
-"""A pod's spec.volumes through the conversion (issue 26): csi and other volumes are accepted,
-the sources the unserved volume plugins read are refused by name (until they are served; the
-round trips below lift that refusal to check what they convert to), every malformed volume
-names its field; and Placement.volume_bindings back to the contract."""
+"""A pod's spec.volumes through the conversion (issue 26): every source the volume plugins
+read converts to the domain's volume, csi and other volumes too, every malformed volume names
+its field; and Placement.volume_bindings back to the contract."""
 
 from __future__ import annotations
 
@@ -14,7 +13,6 @@ from schedsvc.engine.schedule_one import Placement
 from schedsvc.errors import InvalidArgument
 from schedsvc.model import Outcome
 from schedsvc.model_storage import VolumeBindingResult
-from schedsvc.server import convert_volume
 from schedsvc.server.convert import Converter
 from schedsvc.server.convert_results import fill_placement
 from schedsvc.v1 import schedule_pb2 as pb
@@ -38,7 +36,7 @@ def test_csi_and_other_volumes_are_accepted() -> None:
                            mv.Volume("secrets", "csi", csi_driver="secrets.io"))
 
 
-UNSERVED = [
+SERVED = [
     ("persistent_volume_claim",
      pb.Volume(name="v", persistent_volume_claim=pb.PersistentVolumeClaimVolumeSource(
          claim_name="data")), "persistentVolumeClaim"),
@@ -56,14 +54,12 @@ UNSERVED = [
 ]
 
 
-@pytest.mark.parametrize("field,volume,kind", UNSERVED, ids=[u[0] for u in UNSERVED])
-def test_sources_the_unserved_plugins_read_are_refused_by_name(
+@pytest.mark.parametrize("field,volume,kind", SERVED, ids=[u[0] for u in SERVED])
+def test_sources_the_volume_plugins_read_are_accepted_as_their_kind(
     field: str, volume: pb.Volume, kind: str
 ) -> None:
-    with pytest.raises(InvalidArgument) as exc:
-        convert(pb.Volume(name="ok", other="configMap"), volume)
-    assert exc.value.field == f"pods[2].volumes[1].{field}"
-    assert kind in exc.value.description and "not modelled yet" in exc.value.description
+    pod = convert(pb.Volume(name="ok", other="configMap"), volume)
+    assert [v.kind for v in pod.volumes] == ["other", kind]
 
 
 ROUND_TRIPS = [
@@ -81,19 +77,13 @@ ROUND_TRIPS = [
 
 
 @pytest.mark.parametrize("volume", ROUND_TRIPS, ids=[v.kind for v in ROUND_TRIPS])
-def test_served_volumes_convert_back_to_themselves(
-    monkeypatch: pytest.MonkeyPatch, volume: mv.Volume
-) -> None:
-    monkeypatch.setattr(convert_volume, "UNSERVED_VOLUME_SOURCES", frozenset())
+def test_served_volumes_convert_back_to_themselves(volume: mv.Volume) -> None:
     assert convert(volume_to_pb(volume)).volumes == (volume,)
 
 
-def test_ephemeral_claims_are_named_from_each_pod_not_its_shape(
-    monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_ephemeral_claims_are_named_from_each_pod_not_its_shape() -> None:
     """Pods equal but for uid and name share a shape (the whole-pod cache): the claim of an
     ephemeral volume is computed from each pod's own name, and equal templates sign equal."""
-    monkeypatch.setattr(convert_volume, "UNSERVED_VOLUME_SOURCES", frozenset())
     conv = Converter()
     vol = pb.Volume(name="scratch", ephemeral=pb.EphemeralVolumeSource(
         volume_claim_template=TEMPLATE))

@@ -253,7 +253,9 @@ def _storage(lists: Mapping[str, list[Any]]) -> dict[str, Any]:
     from schedsvc.server.convert_storage_update import storage_update_fields
     from schedsvc.v1 import schedule_pb2 as pb
 
-    request = pb.UpdateSnapshotRequest(**lists)
+    request = pb.UpdateSnapshotRequest()
+    for name, items in lists.items():
+        getattr(request, name).extend(items)
     return storage_update_fields(request, CONVERTER.caches, 1 << 30)
 
 

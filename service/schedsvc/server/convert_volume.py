@@ -1,10 +1,6 @@
 """schedsvc.v1 volume sources -> domain (model_volume.py): a pod's spec.volumes, the in-tree
 disk sources a pod or a PersistentVolume may name, and a claim's spec (a claim's own, or a
 generic ephemeral volume's template), validated as kube's API server validates them.
-
-Until the four volume plugins are served, a pod volume of a source they read is refused by
-name (UNSERVED_VOLUME_SOURCES, the one place to empty when they are); csi and other volumes
-are accepted, since no scheduler plugin counts them.
 """
 
 from __future__ import annotations
@@ -25,7 +21,6 @@ from .validation import dns1123_label_error, field_key, to_storage
 
 __all__ = [
     "SOURCE_KINDS",
-    "UNSERVED_VOLUME_SOURCES",
     "ClaimSpec",
     "access_modes",
     "claim_spec",
@@ -50,10 +45,6 @@ SOURCE_KINDS: Mapping[str, str] = {
     "vsphere_volume": "vsphereVolume",
 }
 _READ_BY_PLUGINS = frozenset(SOURCE_KINDS.values()) - {"csi"}
-
-# Sources a volume plugin reads: refused in a pod until VolumeBinding, VolumeZone,
-# NodeVolumeLimits and VolumeRestrictions are served (issue 26). Empty it then.
-UNSERVED_VOLUME_SOURCES = _READ_BY_PLUGINS
 _AZURE_DISK_KINDS = frozenset({"Shared", "Dedicated", "Managed"})
 
 
@@ -214,12 +205,6 @@ def _volume(v: pb.Volume, path: str, caches: PodCaches) -> mv.Volume:
         out = mv.Volume(v.name, kind, other_source=_other(v.other, f"{path}.other"))
     else:
         out = mv.Volume(v.name, kind, disk=disk)
-    if kind in UNSERVED_VOLUME_SOURCES:
-        raise InvalidArgument(
-            f"{path}.{which}",
-            f"{kind} volumes are not modelled yet: the volume plugins (VolumeBinding, "
-            "VolumeZone, NodeVolumeLimits, VolumeRestrictions) are not served",
-        )
     return out
 
 
