@@ -17,11 +17,15 @@ import argparse
 from collections.abc import Sequence
 from typing import Any
 
-from schedsvc.config import parse_config
-from schedsvc.engine.scheduler import Engine
 from schedsvc.framework.feature import EmulatedVersion
 from schedsvc.model import Outcome
-from tools.conformance import CaseResult, Report, _to_domain, compare_explanation
+from tools.conformance import (
+    CaseResult,
+    Report,
+    _engine_for,
+    _to_domain,
+    compare_explanation,
+)
 from tools.volume_verdicts import VolumeCase, load_volume_cases
 
 __all__ = ["run_volume_case", "run_volume_recording", "main"]
@@ -30,17 +34,11 @@ __all__ = ["run_volume_case", "run_volume_recording", "main"]
 VERSIONS = {"1.37": EmulatedVersion("1.37"), "1.35": EmulatedVersion("1.35")}
 
 
-def _engine(case: VolumeCase, version: EmulatedVersion) -> Engine:
-    pct = case.case.get("percentageOfNodesToScore", 100)
-    config = parse_config({"percentageOfNodesToScore": pct}, emulated_version=version)
-    return Engine(config, seed=1, batching_enabled=False)
-
-
 def run_volume_case(case: VolumeCase, version: EmulatedVersion) -> CaseResult:
     """One case, aspect by aspect (see the module's docstring)."""
     res = CaseResult(case.id, case.features)
     exp: dict[str, Any] = dict(case.case["expected"])
-    engine = _engine(case, version)
+    engine = _engine_for(case.case, None, version=version)  # no PostFilter, as recorded
     try:
         upd, pod = _to_domain(case.case)
         cluster = engine.cluster("conformance")
