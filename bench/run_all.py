@@ -33,6 +33,7 @@ import mixed  # noqa: E402
 import preemption  # noqa: E402
 import profile_batching  # noqa: E402
 import scheduling_basic  # noqa: E402
+import statefulsets  # noqa: E402
 
 BENCHMARKS: list[tuple[str, Callable[..., str]]] = [
     ("issue_target", issue_target.run),
@@ -44,6 +45,7 @@ BENCHMARKS: list[tuple[str, Callable[..., str]]] = [
     ("preemption", preemption.run),
     ("issue16", issue16.run),
     ("kube_beside", kube_beside.run),
+    ("statefulsets", statefulsets.run),
 ]
 
 

@@ -10,6 +10,7 @@ from collections import Counter, deque
 from collections.abc import Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
+from typing import Any
 
 import grpc
 
@@ -27,6 +28,8 @@ from .workload import (
     Churn,
     CreateNodes,
     CreatePods,
+    CreateStatefulSets,
+    CreateStorage,
     DeletePods,
     Workload,
 )
@@ -104,7 +107,11 @@ class _Client:
             for index, op in enumerate(self.opts.workload.ops):
                 if isinstance(op, CreateNodes):
                     self._create_nodes(op)
-                elif isinstance(op, CreatePods):
+                elif isinstance(op, CreateStorage):
+                    self._create_storage(op)
+                elif isinstance(op, CreatePods | CreateStatefulSets):
+                    if isinstance(op, CreateStatefulSets):
+                        self._create_claims(op)  # before the pods, as the controller does
                     requests = self._requests(op, index)
                     if op.collect_metrics and not measuring:
                         measuring = True
@@ -137,7 +144,31 @@ class _Client:
             self.stub.UpdateSnapshot(
                 pb.UpdateSnapshotRequest(cluster=self.cluster, upsert_nodes=batch))
 
-    def _requests(self, op: CreatePods, index: int) -> list[pb.ScheduleRequest]:
+    def _create_storage(self, op: CreateStorage) -> None:
+        """The class, driver and PVs, then each node's CSINode, in chunks as nodes are sent."""
+        req = op.objects()
+        req.cluster = self.cluster
+        self.stub.UpdateSnapshot(req)
+        self._chunked("upsert_csi_nodes", op.csi_nodes())
+
+    def _create_claims(self, op: CreateStatefulSets) -> None:
+        self._chunked("upsert_persistent_volume_claims", op.claims())
+
+    def _chunked(self, field_name: str, objects: Iterator[Any]) -> None:
+        """`objects` into UpdateSnapshot's repeated `field_name`, as many per request as nodes."""
+        batch: list[Any] = []
+        for obj in [*objects, None]:
+            if obj is not None:
+                batch.append(obj)
+            if batch and (obj is None or len(batch) == _NODES_PER_UPDATE):
+                req = pb.UpdateSnapshotRequest(cluster=self.cluster)
+                getattr(req, field_name).extend(batch)
+                self.stub.UpdateSnapshot(req)
+                batch = []
+
+    def _requests(
+        self, op: CreatePods | CreateStatefulSets, index: int
+    ) -> list[pb.ScheduleRequest]:
         out: list[pb.ScheduleRequest] = []
         pods = list(op.pods(index))
         for i in range(0, len(pods), self.opts.batch_size):

@@ -39,6 +39,7 @@ class Collector:
         self.rejected = 0
         self.batched = 0
         self.nominated = 0  # unschedulable, but DefaultPreemption nominated a node
+        self.claims_bound = 0  # Placement.volume_bindings of the scheduled pods
         self.reasons: Counter[str] = Counter()
         self.examples: dict[str, str] = {}
         self.rpc_latencies: list[float] = []
@@ -55,13 +56,14 @@ class Collector:
 
     def record(self, placements: Sequence[pb.Placement], t_start: float, t_end: float) -> int:
         """One response; returns how many of its pods were scheduled."""
-        sched = unsched = rejected = batched = nominated = 0
+        sched = unsched = rejected = batched = nominated = bound = 0
         reasons: Counter[str] = Counter()
         examples: dict[str, str] = {}
         for p in placements:
             if p.outcome == pb.Placement.SCHEDULED:
                 sched += 1
                 batched += p.batched
+                bound += len(p.volume_bindings)
             else:
                 if p.outcome == pb.Placement.REJECTED:
                     rejected += 1
@@ -80,6 +82,7 @@ class Collector:
             self.rejected += rejected
             self.batched += batched
             self.nominated += nominated
+            self.claims_bound += bound
             self.reasons.update(reasons)
             for k, v in examples.items():
                 self.examples.setdefault(k, v)
@@ -107,6 +110,7 @@ class Report:
     rejected: int = 0
     batched: int = 0
     nominated: int = 0
+    claims_bound: int = 0
     duration_s: float = 0.0
     throughput: dict[str, float] = field(default_factory=dict)  # average, p50, p90, p99
     pod_latency_ms: dict[str, float] = field(default_factory=dict)
@@ -152,6 +156,7 @@ class Report:
             rejected=c.rejected,
             batched=c.batched,
             nominated=c.nominated,
+            claims_bound=c.claims_bound,
             duration_s=duration,
             throughput=tp,
             pod_latency_ms=_pcts(per_pod),
@@ -179,6 +184,7 @@ def _rows(r: Report) -> list[tuple[str, str]]:
         ("  unschedulable", f"{r.unschedulable}"),
         ("    nominated (preempting)", f"{r.nominated}"),
         ("  rejected", f"{r.rejected}"),
+        ("claims bound (volume_bindings)", f"{r.claims_bound}"),
         ("duration", f"{r.duration_s:.2f} s"),
         ("pods/s average", f"{tp.get('average', 0):.0f}"),
         ("pods/s per-second p50/p90/p99",
@@ -307,7 +313,7 @@ def data_items(
                                   "Scheduled": float(r.scheduled)}, "")
         item("pods", {"Decided": float(r.pods), "Scheduled": float(r.scheduled),
                       "Unschedulable": float(r.unschedulable), "Rejected": float(r.rejected),
-                      "Nominated": float(r.nominated),
+                      "Nominated": float(r.nominated), "ClaimsBound": float(r.claims_bound),
                       "DurationSeconds": r.duration_s}, "pods")
         if r.server_cpu_s is not None:
             item("server_cpu", {"Total": r.server_cpu_s,

@@ -38,6 +38,7 @@ import yaml
 from schedsvc.v1 import schedule_pb2 as pb
 
 from .kube import default_selector_for, node_from_kube, pod_from_kube
+from .workload_storage import STORAGE_OPCODES, CreateStatefulSets, CreateStorage, parse_storage_op
 
 __all__ = [
     "WorkloadError",
@@ -47,6 +48,8 @@ __all__ = [
     "Churn",
     "DeletePods",
     "Barrier",
+    "CreateStorage",
+    "CreateStatefulSets",
     "Op",
     "shipped_workloads",
     "load_workload",
@@ -126,7 +129,7 @@ class Barrier:
     """Wait until every deletion started by churn has been applied by the server."""
 
 
-Op = CreateNodes | CreatePods | Churn | DeletePods | Barrier
+Op = CreateNodes | CreatePods | Churn | DeletePods | Barrier | CreateStorage | CreateStatefulSets
 
 
 @dataclass(frozen=True, slots=True)
@@ -145,11 +148,12 @@ class Workload:
 
     @property
     def pods(self) -> int:
-        return sum(op.count for op in self.ops if isinstance(op, CreatePods))
+        return sum(op.count for op in self.ops if isinstance(op, CreatePods | CreateStatefulSets))
 
     @property
     def measured_pods(self) -> int:
-        return sum(op.count for op in self.ops if isinstance(op, CreatePods) and op.collect_metrics)
+        return sum(op.count for op in self.ops
+                   if isinstance(op, CreatePods | CreateStatefulSets) and op.collect_metrics)
 
 
 def _subst(text: str, index: int, zone: str) -> str:
@@ -300,6 +304,12 @@ def _parse_op(raw: Any, where: str) -> Op:
             collect_metrics=bool(raw.get("collectMetrics", False)),
             name_pattern=str(raw.get("namePattern", "pod-{{op}}-{{index}}")),
         )
+    if code in STORAGE_OPCODES:  # workload_storage.py
+        count = _count(raw, where) if code == "createStatefulSets" else 0
+        try:
+            return parse_storage_op(raw, where, count)
+        except ValueError as exc:
+            raise WorkloadError(str(exc)) from None
     if code == "churn":
         return Churn(every=_positive(raw, "every", where), delete=_positive(raw, "delete", where))
     if code == "deletePods":
