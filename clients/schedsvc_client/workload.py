@@ -22,6 +22,9 @@ them: Deployment k's pods carry the template's labels (`{{deployment}}` replaced
 `default_selector` comes from those objects through kube.py's DefaultSelector, so
 PodTopologySpread's system default constraints apply to them as kube applies them to
 Deployment pods. With `runLength`, the Deployments take turns in runs.
+
+`createStorage` (CSINodes, a StorageClass, a CSIDriver, PVs) and `createStatefulSets` (pods
+with a claim per volumeClaimTemplate, the claims sent first) are in workload_storage.py.
 """
 
 from __future__ import annotations
