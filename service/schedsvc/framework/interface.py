@@ -48,10 +48,12 @@ Rows = npt.NDArray[np.intp]
 
 
 class Code(StrEnum):
-    """kube's fwk.Code for a rejection, spelled as its String()."""
+    """kube's fwk.Code for a rejection, spelled as its String(). ERROR is no rejection: the
+    plugin could not decide, and kube ends the cycle with the error (no PostFilter)."""
 
     UNSCHEDULABLE = "Unschedulable"
     UNRESOLVABLE = "UnschedulableAndUnresolvable"
+    ERROR = "Error"
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,7 +111,8 @@ class PreFilterResult:
 
     `state` goes to filter; `node_names` narrows the nodes to evaluate (kube's PreFilterResult,
     nodes outside it are rejected with "node(s) didn't satisfy plugin(s) [Name]");
-    `reject` rejects the pod on every node with these reasons.
+    `reject` rejects the pod on every node with these reasons; with `reject_code` ERROR it
+    is kube's PreFilter Error instead, which ends the cycle with the (first) reason.
     """
 
     state: Any = None
@@ -123,7 +126,8 @@ class FilterResult:
     """`feasible[i]` for each row of the block; `reasons` lists (reason, mask over the block).
 
     A rejected row's reasons are the entries whose mask is True there, in list order. A row that
-    is infeasible must have at least one reason.
+    is infeasible must have at least one reason. A reason whose code (`reason_codes`, else
+    `code`) is ERROR is kube's Filter Error on its rows: the runtime ends the cycle with it.
     """
 
     feasible: BoolArray

@@ -84,7 +84,10 @@ class VolumeBinding:
     def filter(self, state: Any, pod: PodInfo, snap: Snapshot, rows: Rows) -> FilterResult:
         assert isinstance(state, PodClaims)
         pv = find_pod_volumes(state, snap, rows)
-        return FilterResult(pv.feasible(), pv.reasons(), code=Code.UNRESOLVABLE)
+        return FilterResult(
+            pv.feasible(), pv.reasons(), code=Code.UNRESOLVABLE,
+            reason_codes={msg: Code.ERROR for msg, _ in pv.errors},
+        )
 
     def pre_score(self, pod: PodInfo, snap: Snapshot, rows: Rows) -> PodClaims | None | Skip:
         """Skip without the StorageCapacityScoring gate; else Success for every pod."""
