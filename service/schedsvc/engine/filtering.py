@@ -282,7 +282,6 @@ def prefilter_rejection(cs: CycleState, snap: Snapshot) -> Diagnosis:
     assert cs.rejected is not None
     msg, plugins, code = cs.rejected
     order = snap.order
-    return Diagnosis(
-        rejections=[Rejection(plugins[0], order, [(msg, order)], code or Code.UNRESOLVABLE)],
-        pre_filter_msg=msg,
-    )
+    errors = order if code is Code.ERROR else None  # Explain shows the Error on every node
+    rej = Rejection(plugins[0], order, [(msg, order)], code or Code.UNRESOLVABLE, None, errors)
+    return Diagnosis(rejections=[rej], pre_filter_msg=msg)
