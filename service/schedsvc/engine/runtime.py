@@ -22,6 +22,7 @@ from ..framework import (
     PreFilterPlugin,
     PreFilterResult,
     PreScorePlugin,
+    Rejection,
     ReservePlugin,
     Rows,
     ScoreOnePlugin,
@@ -35,17 +36,9 @@ from ..framework.snapshot import BoolArray, IntArray, Snapshot
 from ..plugins.registry import Registry
 from .cycle_context import CURRENT
 from .observer import NULL_OBSERVER, Observer
-from .rejection import Rejection, filter_error_message, pre_filter_error_message, rejection
+from .plugin_error import error_reasons, pre_filter_error_message
 
-__all__ = [
-    "Framework",
-    "CycleState",
-    "Rejection",
-    "BlockResult",
-    "ScoreResult",
-    "filter_error_message",
-    "pre_filter_error_message",
-]
+__all__ = ["Framework", "CycleState", "Rejection", "BlockResult", "ScoreResult"]
 
 
 @dataclass(slots=True)
@@ -248,10 +241,17 @@ class Framework:
                 feasible[live[bad]] = False
                 live = live[ok]
                 continue
-            rej, err = rejection(p.name, res, sub, bad, live)
-            rejections.append(rej)
-            if err is not None and (error is None or err[0] < error[0]):
-                error = err
+            errors = None
+            if res.code is Code.ERROR or Code.ERROR in res.reason_codes.values():
+                reasons, errors, err = error_reasons(p.name, res, sub, bad, live)
+                if err is not None and (error is None or err[0] < error[0]):
+                    error = err
+            else:
+                reasons = [(r, _as_rows(sub[m & bad])) for r, m in res.reasons if (m & bad).any()]
+            rejections.append(Rejection(
+                p.name, _as_rows(sub[bad]), reasons, _code(res.code),
+                res.unresolvable_rows(sub, bad), errors,
+            ))
             feasible[live[bad]] = False
             live = live[ok]
         return BlockResult(feasible, rejections, error)
@@ -370,6 +370,16 @@ class Framework:
                 rows = np.array([row], dtype=np.intp)
             out[name] = int(p.score(states.get(name), pod, snap, rows)[0])
         return out
+
+
+def _as_rows(a: Any) -> Rows:
+    return np.asarray(a, dtype=np.intp)
+
+
+def _code(code: Code) -> Code:
+    """A rejection's code: an erring plugin's other rows are unresolvable (none is resolvable
+    by preemption, which never runs after an Error)."""
+    return Code.UNRESOLVABLE if code is Code.ERROR else code
 
 
 def _pre_filter_status(res: object) -> str:

@@ -26,6 +26,7 @@ __all__ = [
     "NO_TRAITS",
     "PreFilterResult",
     "FilterResult",
+    "Rejection",
     "SKIP",
     "Skip",
     "Plugin",
@@ -139,6 +140,36 @@ class FilterResult:
     # Unschedulable: preemption cannot help there (NodeResourcesFit: a request beyond the
     # node's whole allocatable)
     unresolvable: BoolArray | None = None
+
+    def unresolvable_rows(self, sub: Rows, bad: BoolArray) -> Rows | None:
+        """The rejected rows of `sub` whose code is UnschedulableAndUnresolvable under an
+        Unschedulable result: by the per-row flag (NodeResourcesFit) or a reason's own code."""
+        if self.code in (Code.UNRESOLVABLE, Code.ERROR):
+            return None
+        mask: BoolArray | None = self.unresolvable
+        for reason, m in self.reasons:
+            if self.reason_codes.get(reason) == Code.UNRESOLVABLE:
+                mask = m if mask is None else mask | m
+        if mask is None:
+            return None
+        mask = mask & bad
+        return np.asarray(sub[mask], dtype=np.intp) if mask.any() else None
+
+
+@dataclass(slots=True)
+class Rejection:
+    """Rows a plugin rejected in one block, and each reason's rows among them."""
+
+    plugin: str
+    rows: Rows
+    reasons: list[tuple[str, Rows]]
+    code: Code
+    # rows among `rows` whose status is UnschedulableAndUnresolvable although `code` is
+    # Unschedulable (a resource beyond allocatable, a reason_codes entry): preemption skips them
+    unresolvable: Rows | None = None
+    # rows among `rows` whose status is kube's Error (their reasons are wrapped as kube's
+    # RunFilterPlugins wraps them): the cycle ends with the first in visiting order
+    errors: Rows | None = None
 
 
 @runtime_checkable
