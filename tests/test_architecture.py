@@ -37,7 +37,7 @@ PATHS: dict[tuple[int, bool, str], tuple[int, list[str]]] = {
     ]),
     # issue 26: the PreFilters of VolumeRestrictions, NodeVolumeLimits and VolumeZone (Skip
     # for a pod without volumes) are three more modules of kube's default profile
-    (200, False, "unfit"): (37, [
+    (200, False, "unfit"): (38, [
         "schedsvc.engine.runtime.run_filter",
         "schedsvc.engine.filtering.fit_error",
     ]),

@@ -2,7 +2,7 @@
 fixture: four volumes per driver, claims csi-4 (unbound), csi-5 (no class), csi-6 (PV
 missing), class csi-sc provisioned by the first driver, VolumeAttachments per driver). The
 not-found message is a real lister's (singular); kube's Error status (an ephemeral claim the
-pod does not own) is refused as unresolvable here (docs/differences.md)."""
+pod does not own: fwk.AsStatus) is Code.ERROR, which the runtime wraps and ends the cycle with."""
 
 from __future__ import annotations
 
@@ -127,6 +127,7 @@ def verdict(
 
 
 U = Code.UNRESOLVABLE
+E = Code.ERROR
 EPHEMERAL_MISSING = (
     "filter", 'looking up PVC test/abc-xyz: persistentvolumeclaim "abc-xyz" not found', U
 )
@@ -180,7 +181,7 @@ CASES = [
      ephemeral, [], 0, [EBS], "csinode-with-no-limit", 0, (), EPHEMERAL_MISSING),
     ("ephemeral volume not owned",
      ephemeral, [], 0, [EBS], "csinode-with-no-limit", 0, (CONFLICTING_CLAIM,),
-     ("filter", "PVC test/abc-xyz was not created for pod test/abc (pod is not owner)", U)),
+     ("filter", "PVC test/abc-xyz was not created for pod test/abc (pod is not owner)", E)),
     ("ephemeral volume unbound",
      ephemeral, [], 0, [EBS], "csinode-with-no-limit", 0, (EPHEMERAL_CLAIM,), OK),
     ("ephemeral doesn't when node volume limit <= pods CSI volume",

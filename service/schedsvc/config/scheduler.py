@@ -40,9 +40,11 @@ def parse_config(
     raw: Mapping[str, Any],
     registry: Registry | None = None,
     emulated_version: EmulatedVersion = DEFAULT_EMULATED_VERSION,
+    features: Features | None = None,
 ) -> SchedulerConfig:
     """The configuration as kube-scheduler `emulated_version` reads it (its default
-    profile's plugins and their order differ between releases)."""
+    profile's plugins and their order differ between releases); `features`, of that release,
+    may set feature gates (tools/conformance_volumes)."""
     registry = registry or in_tree_registry()
     if not isinstance(raw, Mapping):
         raise ConfigError("", "configuration must be a mapping")
@@ -64,7 +66,11 @@ def parse_config(
         pct = 0
     if not isinstance(pct, int) or not 0 <= pct <= 100:
         raise ConfigError("percentageOfNodesToScore", "must be an integer in [0, 100]")
-    profiles = _profiles(raw.get("profiles") or [{}], registry, Features(emulated_version))
+    if features is None:
+        features = Features(emulated_version)
+    elif features.emulated_version is not emulated_version:
+        raise ValueError(f"features of {features.emulated_version}, not {emulated_version}")
+    profiles = _profiles(raw.get("profiles") or [{}], registry, features)
     return SchedulerConfig(profiles, par, pct, emulated_version)
 
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..framework import Rows
+from ..framework import Code, Rows
 from ..framework.podinfo import PodInfo, pod_info
 from ..framework.snapshot import Snapshot
 from ..model import Pod
@@ -36,6 +36,9 @@ class NodeExplanation:
     reasons: tuple[str, ...] = ()
     scores: dict[str, tuple[int, int]] = field(default_factory=dict)  # plugin -> (score, weight)
     total: int = 0
+    # a rejected node's status code: "Error" when the plugin erred there (reasons: kube's
+    # error), else "" (a rejection)
+    code: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,11 +66,16 @@ def explain(env: CycleEnv, pod: Pod) -> Explanation:
     cs, diag = pre_filter(fw, info, snap)
     nominated = nominated_pods(fw, snap, info)
     feasible: Rows = np.zeros(0, dtype=np.intp)
+    error = ""
     if diag is None:  # every node, from the first, none of them sampled away
         fo = find_nodes_that_pass_filters(
-            fw, cs, info, snap, 0, len(snap.order), None, 1, nominated
+            fw, cs, info, snap, 0, len(snap.order), None, 1, nominated, stop_on_error=False
         )
-        diag, feasible = fo.diagnosis, fo.feasible
+        diag, feasible, error = fo.diagnosis, fo.feasible, fo.error
+    elif cs.rejected is not None and cs.rejected[2] is Code.ERROR:
+        error = cs.rejected[0]
+    if error:  # kube ends the cycle with the error: no scores, no PostFilter
+        return Explanation(fw.name, _verdicts(fw, info, snap, feasible, diag, False)[0], "", error)
     nodes, chosen = _verdicts(fw, info, snap, feasible, diag)
     post = None
     if len(feasible) == 0 and snap.num_nodes and fw.profile.preemption is not None:
@@ -84,14 +92,15 @@ def explain(env: CycleEnv, pod: Pod) -> Explanation:
 
 
 def _verdicts(
-    fw: Framework, info: PodInfo, snap: Snapshot, feasible: Rows, diag: Diagnosis
+    fw: Framework, info: PodInfo, snap: Snapshot, feasible: Rows, diag: Diagnosis,
+    scored: bool = True,
 ) -> tuple[tuple[NodeExplanation, ...], str]:
     """Each node's explanation in visiting order, and the node the cycle would choose (the
     first of the best, where the cycle draws among them)."""
     scores: dict[int, dict[str, tuple[int, int]]] = {}
     totals: dict[int, int] = {}
     chosen = ""
-    if len(feasible) > 1:
+    if scored and len(feasible) > 1:
         sr = prioritize_nodes(fw, info, snap, feasible)
         for i, row in enumerate(feasible.tolist()):
             scores[row] = {
@@ -102,7 +111,7 @@ def _verdicts(
         chosen = snap.node(int(feasible[int(ties[0])])).name
     elif len(feasible) == 1:
         chosen = snap.node(int(feasible[0])).name
-    per_row = diag.per_row()
+    per_row, errors = diag.per_row(), diag.error_rows()
     feasible_set = set(feasible.tolist())
     nodes = []
     for row in snap.order.tolist():
@@ -113,7 +122,8 @@ def _verdicts(
             )
         else:
             plugin, reasons = per_row.get(row, ("", []))
-            nodes.append(NodeExplanation(name, False, plugin, tuple(reasons)))
+            code = "Error" if row in errors else ""
+            nodes.append(NodeExplanation(name, False, plugin, tuple(reasons), code=code))
     return tuple(nodes), chosen
 
 

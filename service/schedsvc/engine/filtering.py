@@ -73,6 +73,11 @@ class Diagnosis:
                 out[r] = (_go_list(list(self.absent_plugins)), [reason])
         return out
 
+    def error_rows(self) -> set[int]:
+        """Rows whose status is kube's Error; for Explain."""
+        return {r for rej in self.rejections if rej.errors is not None
+                for r in rej.errors.tolist()}
+
 
 def absent_reason(plugins: tuple[str, ...]) -> str:
     return f"node(s) didn't satisfy plugin(s) {_go_list(sorted(plugins))}"
@@ -108,6 +113,8 @@ class FilterOutcome:
     feasible: Rows  # in visiting order
     processed: int  # nodes visited (for the round-robin start index)
     diagnosis: Diagnosis
+    # kube's error when a Filter returned Error: the first erroring node in visiting order
+    error: str = ""
 
 
 @dataclass(slots=True)
@@ -131,10 +138,12 @@ def find_nodes_that_pass_filters(
     executor: ThreadPoolExecutor | None,
     parallelism: int,
     nominated: NominatedPods | None = None,
+    stop_on_error: bool = True,
 ) -> FilterOutcome:
     """Visit nodes from `start`; stop after the wave that found `num_to_find` feasible ones.
-
-    Rows in `nominated.rows` are judged by its two-pass check instead of the plain chain.
+    Rows in `nominated.rows` are judged by its two-pass check instead of the plain chain. A
+    Filter Error ends the stage at the erroring node (kube cancels the others) unless not
+    `stop_on_error` (Explain reports every node); `error` is the first in visiting order.
     """
     diag = Diagnosis()
     order = _narrowed_order(cs, snap, diag)
@@ -147,6 +156,7 @@ def find_nodes_that_pass_filters(
     found: list[Rows] = []
     found_count = 0
     processed = 0
+    error = ""
     for w in range(0, len(bounds), wave):
         chunk = bounds[w : w + wave]
         blocks = [visit[a:b] for a, b in chunk]
@@ -158,22 +168,34 @@ def find_nodes_that_pass_filters(
             results = [filter_block(fw, cs, pod, snap, b, nominated) for b in blocks]
         for block, res in zip(blocks, results, strict=True):
             feas = block[res.feasible]
-            if found_count + len(feas) >= num_to_find:
-                need = num_to_find - found_count
-                last = feas[need - 1] if need > 0 else block[0]
-                cut = int(np.flatnonzero(block == last)[0]) + 1
-                kept = block[:cut]
+            need = num_to_find - found_count
+            cut = _visited(block, feas, need)
+            if res.error is not None and res.error[0] < cut and not error:
+                error = res.error[1]
+                if stop_on_error:  # the stage ends at the erroring node
+                    _record(diag, res, block[: res.error[0] + 1])
+                    return FilterOutcome(
+                        np.zeros(0, dtype=np.intp), processed + res.error[0] + 1, diag, error
+                    )
+            if len(feas) >= need:
                 found.append(feas[:need])
-                found_count += need
                 processed += cut
-                _record(diag, res, kept)
-                return FilterOutcome(np.concatenate(found), processed, diag)
+                _record(diag, res, block[:cut])
+                return FilterOutcome(np.concatenate(found), processed, diag, error)
             found.append(feas)
             found_count += len(feas)
             processed += len(block)
             _record(diag, res, None)
     feasible = np.concatenate(found) if found else np.zeros(0, dtype=np.intp)
-    return FilterOutcome(feasible, processed, diag)
+    return FilterOutcome(feasible, processed, diag, error)
+
+
+def _visited(block: Rows, feas: Rows, need: int) -> int:
+    """How many of the block's rows the stage visits: through the `need`-th feasible one."""
+    if len(feas) < need:
+        return len(block)
+    last = feas[need - 1] if need > 0 else block[0]
+    return int(np.flatnonzero(block == last)[0]) + 1
 
 
 def _narrowed_order(cs: CycleState, snap: Snapshot, diag: Diagnosis) -> Rows:
@@ -229,7 +251,10 @@ def filter_block(
     feasible[~special] = res.feasible
     ok, rejected = nominated.check(block[special])
     feasible[special] = np.isin(block[special], ok)
-    return BlockResult(feasible, res.rejections + rejected)
+    error = res.error
+    if error is not None:  # its position in the sub-block, to one in the block
+        error = (int(np.flatnonzero(~special)[error[0]]), error[1])
+    return BlockResult(feasible, res.rejections + rejected, error)
 
 
 def _record(diag: Diagnosis, res: BlockResult, kept: Rows | None) -> None:
@@ -242,11 +267,12 @@ def _record(diag: Diagnosis, res: BlockResult, kept: Rows | None) -> None:
         if not keep.any():
             continue
         reasons = [(r, rows[np.isin(rows, kept)]) for r, rows in rej.reasons]
-        unres = rej.unresolvable
+        unres, errs = rej.unresolvable, rej.errors
         diag.rejections.append(
             Rejection(
                 rej.plugin, rej.rows[keep], [(r, x) for r, x in reasons if len(x)], rej.code,
                 None if unres is None else unres[np.isin(unres, kept)],
+                None if errs is None else errs[np.isin(errs, kept)],
             )
         )
 
@@ -256,7 +282,6 @@ def prefilter_rejection(cs: CycleState, snap: Snapshot) -> Diagnosis:
     assert cs.rejected is not None
     msg, plugins, code = cs.rejected
     order = snap.order
-    return Diagnosis(
-        rejections=[Rejection(plugins[0], order, [(msg, order)], code or Code.UNRESOLVABLE)],
-        pre_filter_msg=msg,
-    )
+    errors = order if code is Code.ERROR else None  # Explain shows the Error on every node
+    rej = Rejection(plugins[0], order, [(msg, order)], code or Code.UNRESOLVABLE, None, errors)
+    return Diagnosis(rejections=[rej], pre_filter_msg=msg)

@@ -18,11 +18,11 @@ from ..framework import (
     Code,
     FilterOnePlugin,
     FilterPlugin,
-    FilterResult,
     Plugin,
     PreFilterPlugin,
     PreFilterResult,
     PreScorePlugin,
+    Rejection,
     ReservePlugin,
     Rows,
     ScoreOnePlugin,
@@ -36,21 +36,9 @@ from ..framework.snapshot import BoolArray, IntArray, Snapshot
 from ..plugins.registry import Registry
 from .cycle_context import CURRENT
 from .observer import NULL_OBSERVER, Observer
+from .plugin_error import error_reasons, pre_filter_error_message
 
 __all__ = ["Framework", "CycleState", "Rejection", "BlockResult", "ScoreResult"]
-
-
-@dataclass(slots=True)
-class Rejection:
-    """Rows a plugin rejected in one block, and each reason's rows among them."""
-
-    plugin: str
-    rows: Rows
-    reasons: list[tuple[str, Rows]]
-    code: Code
-    # rows among `rows` whose status is UnschedulableAndUnresolvable although `code` is
-    # Unschedulable (a resource beyond allocatable, a reason_codes entry): preemption skips them
-    unresolvable: Rows | None = None
 
 
 @dataclass(slots=True)
@@ -72,6 +60,8 @@ class CycleState:
 class BlockResult:
     feasible: BoolArray  # over the block
     rejections: list[Rejection]
+    # the first Filter Error of the block: (its position in the block, kube's message)
+    error: tuple[int, str] | None = None
 
 
 @dataclass(slots=True)
@@ -81,10 +71,6 @@ class ScoreResult:
     skipped: set[str]
     raw: dict[str, IntArray]  # before normalization (batching renormalizes these)
     states: dict[str, Any]  # PreScore states, which normalize may read
-
-
-def _as_rows(a: Any) -> Rows:
-    return np.asarray(a, dtype=np.intp)
 
 
 class Framework:
@@ -195,7 +181,10 @@ class Framework:
                 continue
             assert isinstance(res, PreFilterResult)
             if res.reject:
-                cs.rejected = (", ".join(res.reject), (p.name,), res.reject_code)
+                msg = ", ".join(res.reject)
+                if res.reject_code is Code.ERROR:
+                    msg = pre_filter_error_message(p.name, res.reject[0])
+                cs.rejected = (msg, (p.name,), res.reject_code)
                 return cs
             cs.states[p.name] = res.state
             if res.node_names is not None:
@@ -229,6 +218,7 @@ class Framework:
         feasible = np.ones(len(rows), dtype=np.bool_)
         live = np.arange(len(rows))  # positions in the block still feasible
         rejections: list[Rejection] = []
+        error: tuple[int, str] | None = None
         record = cs.record_plugin_metrics
         for p in self.filter:
             if p.name in cs.skip_filter or live.size == 0:
@@ -251,14 +241,20 @@ class Framework:
                 feasible[live[bad]] = False
                 live = live[ok]
                 continue
-            bad_rows = _as_rows(sub[bad])
-            reasons = [(r, _as_rows(sub[m & bad])) for r, m in res.reasons if (m & bad).any()]
-            rejections.append(
-                Rejection(p.name, bad_rows, reasons, res.code, _unresolvable(res, sub, bad))
-            )
+            errors = None
+            if res.code is Code.ERROR or Code.ERROR in res.reason_codes.values():
+                reasons, errors, err = error_reasons(p.name, res, sub, bad, live)
+                if err is not None and (error is None or err[0] < error[0]):
+                    error = err
+            else:
+                reasons = [(r, _as_rows(sub[m & bad])) for r, m in res.reasons if (m & bad).any()]
+            rejections.append(Rejection(
+                p.name, _as_rows(sub[bad]), reasons, _code(res.code),
+                res.unresolvable_rows(sub, bad), errors,
+            ))
             feasible[live[bad]] = False
             live = live[ok]
-        return BlockResult(feasible, rejections)
+        return BlockResult(feasible, rejections, error)
 
     def filter_one(
         self, cs: CycleState, pod: PodInfo, snap: Snapshot, row: int, dynamic_only: bool = False
@@ -376,19 +372,14 @@ class Framework:
         return out
 
 
-def _unresolvable(res: FilterResult, sub: Rows, bad: BoolArray) -> Rows | None:
-    """The rejected rows whose code is UnschedulableAndUnresolvable under an Unschedulable
-    result: by a plugin's per-row flag (NodeResourcesFit) or a reason's own code."""
-    if res.code == Code.UNRESOLVABLE:
-        return None
-    mask: BoolArray | None = res.unresolvable
-    for reason, m in res.reasons:
-        if res.reason_codes.get(reason) == Code.UNRESOLVABLE:
-            mask = m if mask is None else mask | m
-    if mask is None:
-        return None
-    mask = mask & bad
-    return _as_rows(sub[mask]) if mask.any() else None
+def _as_rows(a: Any) -> Rows:
+    return np.asarray(a, dtype=np.intp)
+
+
+def _code(code: Code) -> Code:
+    """A rejection's code: an erring plugin's other rows are unresolvable (none is resolvable
+    by preemption, which never runs after an Error)."""
+    return Code.UNRESOLVABLE if code is Code.ERROR else code
 
 
 def _pre_filter_status(res: object) -> str:

@@ -158,12 +158,18 @@ def _unschedulable(
     env: CycleEnv, cursor: CycleCursor, fw: Framework, info: PodInfo, r: ScheduleResult,
     nominated: NominatedPods | None, dry_run: bool, cycle: int,
 ) -> Placement:
-    """kube's FitError as a placement, with PostFilter's nomination and victims if any."""
+    """kube's FitError as a placement, with PostFilter's nomination and victims if any; a
+    plugin's Error instead ends the cycle with kube's error, no PostFilter run."""
     pod = info.pod
     diag = r.diagnosis
     if diag is None:
         return Placement(
             pod.uid, "", Outcome.UNSCHEDULABLE, cycle=cycle, message=NO_NODES_AVAILABLE
+        )
+    if r.error:
+        return Placement(
+            pod.uid, "", Outcome.UNSCHEDULABLE, message=r.error, cycle=cycle,
+            nodes_evaluated=r.evaluated,
         )
     assert r.cs is not None
     post = post_filter(env, cursor, fw, r.cs, info, diag, nominated, dry_run)

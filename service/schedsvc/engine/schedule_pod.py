@@ -13,7 +13,7 @@ import time
 
 import numpy as np
 
-from ..framework import Rows
+from ..framework import Code, Rows
 from ..framework.podinfo import PodInfo
 from ..framework.snapshot import Snapshot
 from .cycle_context import CURRENT, CycleCursor
@@ -67,7 +67,9 @@ def schedule_pod(
     record = cursor.cycle % PLUGIN_METRICS_SAMPLE_EVERY == 0
     cs, rejection = pre_filter(fw, info, snap, record)
     if rejection is not None:
-        return ScheduleResult(Path.FAILED, diagnosis=rejection, cs=cs)
+        assert cs.rejected is not None
+        error = cs.rejected[0] if cs.rejected[2] is Code.ERROR else ""
+        return ScheduleResult(Path.FAILED, diagnosis=rejection, cs=cs, error=error)
     if info.pod.nominated_node_name:
         row = evaluate_nominated_node(fw, cs, info, snap, nominated)
         if row is not None:
@@ -75,8 +77,10 @@ def schedule_pod(
     start_row = int(snap.order[cursor.next_start_index])
     fo, to_find = find_nodes_that_fit(env, cursor, fw, cs, info, pct, to_find, nominated)
     feasible = fo.feasible
-    if len(feasible) == 0:
-        return ScheduleResult(Path.FAILED, evaluated=fo.processed, diagnosis=fo.diagnosis, cs=cs)
+    if len(feasible) == 0 or fo.error:
+        return ScheduleResult(
+            Path.FAILED, evaluated=fo.processed, diagnosis=fo.diagnosis, cs=cs, error=fo.error
+        )
     if len(feasible) == 1:
         return ScheduleResult(Path.UNSCORED, int(feasible[0]), 0, fo.processed, 1)
     sr = prioritize_nodes(fw, info, snap, feasible, record)
@@ -136,7 +140,7 @@ def find_nodes_that_fit(
         fw, cs, info, snap, cursor.next_start_index, to_find, env.executor, env.parallelism,
         nominated,
     )
-    status = "Success" if len(fo.feasible) else "Unschedulable"
+    status = "Error" if fo.error else "Success" if len(fo.feasible) else "Unschedulable"
     ended = time.perf_counter()
     rec = CURRENT.rec
     if rec is not None:

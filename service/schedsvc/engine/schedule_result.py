@@ -38,6 +38,7 @@ class ScheduleResult:
     evaluated: int = 0
     feasible: int = 0
     diagnosis: Diagnosis | None = None  # FAILED with nodes: why
+    error: str = ""  # FAILED by a plugin's Error: kube's error message (no FitError)
     cs: CycleState | None = None
     # SCORED, NARROWED, NOMINATED only
     feasible_rows: Rows | None = None

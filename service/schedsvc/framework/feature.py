@@ -57,6 +57,15 @@ class Features:
     """What the emulated release changes, as named flags (kube's feature.Features)."""
 
     emulated_version: EmulatedVersion = DEFAULT_EMULATED_VERSION
+    # kube's --feature-gates over the release's defaults: (gate, on) pairs, for the gates
+    # below that name one (the oracle's 1.35 volume recording: 1.37 with two gates off)
+    gates: tuple[tuple[str, bool], ...] = ()
+
+    def _gate(self, name: str, default: bool) -> bool:
+        for gate, on in self.gates:
+            if gate == name:
+                return on
+        return default
 
     @property
     def balanced_allocation_scores_change(self) -> bool:
@@ -85,14 +94,14 @@ class Features:
     def storage_capacity_scoring(self) -> bool:
         """The StorageCapacityScoring gate (Beta and on in 1.37, Alpha in 1.35): VolumeBinding
         scores (0 without volumes) instead of skipping at PreScore."""
-        return self.emulated_version is EmulatedVersion.V1_37
+        return self._gate("StorageCapacityScoring", self.emulated_version is EmulatedVersion.V1_37)
 
     @property
     def volume_limit_scaling(self) -> bool:
         """The VolumeLimitScaling gate (Beta and on in 1.37, Alpha and off in 1.35):
         NodeVolumeLimits refuses a node without the CSI driver of a new volume when its
         CSIDriver sets preventPodSchedulingIfMissing."""
-        return self.emulated_version is EmulatedVersion.V1_37
+        return self._gate("VolumeLimitScaling", self.emulated_version is EmulatedVersion.V1_37)
 
     @property
     def portworx_needs_migrated_annotation(self) -> bool:

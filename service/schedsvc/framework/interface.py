@@ -26,6 +26,7 @@ __all__ = [
     "NO_TRAITS",
     "PreFilterResult",
     "FilterResult",
+    "Rejection",
     "SKIP",
     "Skip",
     "Plugin",
@@ -48,10 +49,12 @@ Rows = npt.NDArray[np.intp]
 
 
 class Code(StrEnum):
-    """kube's fwk.Code for a rejection, spelled as its String()."""
+    """kube's fwk.Code for a rejection, spelled as its String(). ERROR is no rejection: the
+    plugin could not decide, and kube ends the cycle with the error (no PostFilter)."""
 
     UNSCHEDULABLE = "Unschedulable"
     UNRESOLVABLE = "UnschedulableAndUnresolvable"
+    ERROR = "Error"
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,7 +112,8 @@ class PreFilterResult:
 
     `state` goes to filter; `node_names` narrows the nodes to evaluate (kube's PreFilterResult,
     nodes outside it are rejected with "node(s) didn't satisfy plugin(s) [Name]");
-    `reject` rejects the pod on every node with these reasons.
+    `reject` rejects the pod on every node with these reasons; with `reject_code` ERROR it
+    is kube's PreFilter Error instead, which ends the cycle with the (first) reason.
     """
 
     state: Any = None
@@ -123,7 +127,8 @@ class FilterResult:
     """`feasible[i]` for each row of the block; `reasons` lists (reason, mask over the block).
 
     A rejected row's reasons are the entries whose mask is True there, in list order. A row that
-    is infeasible must have at least one reason.
+    is infeasible must have at least one reason. A reason whose code (`reason_codes`, else
+    `code`) is ERROR is kube's Filter Error on its rows: the runtime ends the cycle with it.
     """
 
     feasible: BoolArray
@@ -135,6 +140,36 @@ class FilterResult:
     # Unschedulable: preemption cannot help there (NodeResourcesFit: a request beyond the
     # node's whole allocatable)
     unresolvable: BoolArray | None = None
+
+    def unresolvable_rows(self, sub: Rows, bad: BoolArray) -> Rows | None:
+        """The rejected rows of `sub` whose code is UnschedulableAndUnresolvable under an
+        Unschedulable result: by the per-row flag (NodeResourcesFit) or a reason's own code."""
+        if self.code in (Code.UNRESOLVABLE, Code.ERROR):
+            return None
+        mask: BoolArray | None = self.unresolvable
+        for reason, m in self.reasons:
+            if self.reason_codes.get(reason) == Code.UNRESOLVABLE:
+                mask = m if mask is None else mask | m
+        if mask is None:
+            return None
+        mask = mask & bad
+        return np.asarray(sub[mask], dtype=np.intp) if mask.any() else None
+
+
+@dataclass(slots=True)
+class Rejection:
+    """Rows a plugin rejected in one block, and each reason's rows among them."""
+
+    plugin: str
+    rows: Rows
+    reasons: list[tuple[str, Rows]]
+    code: Code
+    # rows among `rows` whose status is UnschedulableAndUnresolvable although `code` is
+    # Unschedulable (a resource beyond allocatable, a reason_codes entry): preemption skips them
+    unresolvable: Rows | None = None
+    # rows among `rows` whose status is kube's Error (their reasons are wrapped as kube's
+    # RunFilterPlugins wraps them): the cycle ends with the first in visiting order
+    errors: Rows | None = None
 
 
 @runtime_checkable

@@ -79,11 +79,15 @@ class StorageState:
         a = self.assumed.pop(uid, None)
         if a is None:
             return
+        # a binding another placed pod of the same claim reports (its Reserve found it
+        # assumed already) stays, as kube's assume cache keeps it
+        held = {b.claim for o in self.assumed.values() for b in o.results}
+        held |= {b.volume_name for o in self.assumed.values() for b in o.results}
         for original, pv in a.pvs:
-            if self.pvs.get(pv.name) is pv:
+            if self.pvs.get(pv.name) is pv and pv.name not in held:
                 self.pvs[pv.name] = original
         for original_claim, pvc in a.pvcs:
-            if self.pvcs.get(pvc.key) is pvc:
+            if self.pvcs.get(pvc.key) is pvc and pvc.key not in held:
                 self.pvcs[pvc.key] = original_claim
         self.generation += 1
 

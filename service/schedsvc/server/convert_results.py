@@ -50,7 +50,7 @@ def explanation_to_pb(e: Explanation) -> pb.ExplainResponse:
     for n in e.nodes:
         v = out.nodes.add(
             name=n.name, feasible=n.feasible, plugin=n.plugin, reasons=list(n.reasons),
-            total_score=n.total,
+            total_score=n.total, code=n.code,
         )
         for plugin, (score, weight) in n.scores.items():
             v.scores.add(plugin=plugin, score=score, weight=weight, weighted=score * weight)

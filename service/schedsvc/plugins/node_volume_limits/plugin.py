@@ -69,6 +69,11 @@ class _Verdicts:
         )
 
 
+def _code(e: AttachError) -> Code:
+    """kube's status code for a volume that cannot be counted."""
+    return Code.UNRESOLVABLE if e.unresolvable else Code.ERROR
+
+
 class NodeVolumeLimits:
     name = NAME
     traits = PluginTraits(
@@ -119,8 +124,8 @@ class NodeVolumeLimits:
         new_vol: dict[str, str] = {}
         try:
             attachable(pod.pod, True, snap.storage, csi_node, self.features, new_vol)
-        except AttachError as e:  # kube's Error (not modelled) is refused as unresolvable
-            out.reject(str(e), pos, Code.UNRESOLVABLE)
+        except AttachError as e:  # a missing claim is unresolvable, anything else an Error
+            out.reject(str(e), pos, _code(e))
             return
         if not new_vol:
             return
@@ -173,8 +178,8 @@ class NodeVolumeLimits:
         try:
             for p in index.volume_pods.get(row, {}).values():
                 attachable(p, False, snap.storage, csi_node, self.features, attached)
-        except AttachError as e:  # kube's Error, refused as unresolvable
-            return str(e), Code.UNRESOLVABLE
+        except AttachError as e:  # kube's Error (an existing pod's volume)
+            return str(e), _code(e)
         count: Counter[str] = Counter()
         for unique, driver in attached.items():
             new_vol.pop(unique, None)

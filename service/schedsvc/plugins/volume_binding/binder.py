@@ -20,7 +20,7 @@ from ...model_storage import (
 )
 from .claims import PodClaims
 from .matching import StaticMatch, match_static
-from .migration import bound_pv_mask
+from .migration import bound_pv_mask, migrated_rows, translation_error
 from .provisioning import (
     NOT_ENOUGH_SPACE,
     NOT_PROVISIONABLE,
@@ -62,21 +62,33 @@ class PodVolumes:
     )
     # rows where every claim to provision passed (kube returns no provision otherwise)
     provisioned: BoolArray | None = None
+    # kube's Error per row (a bound PV that does not translate to CSI there): its message
+    # and rows, which get no other reason
+    errors: list[tuple[str, BoolArray]] = field(default_factory=list)
+
+    def _erred(self) -> BoolArray:
+        out = np.zeros(len(self.bound_satisfied), dtype=np.bool_)
+        for _, m in self.errors:
+            out |= m
+        return out
 
     def feasible(self) -> BoolArray:
         out: BoolArray = (
             self.bound_satisfied & self.pvs_found & self.unbound_satisfied
-            & self.sufficient_storage
+            & self.sufficient_storage & ~self._erred()
         )
         return out
 
     def reasons(self) -> list[tuple[str, BoolArray]]:
-        """kube's order: node affinity, bind conflict, not enough space, PV not found."""
+        """kube's order: node affinity, bind conflict, not enough space, PV not found; then
+        the Errors (their code: Error)."""
+        ok = ~self._erred()
         return [
-            (ERR_NODE_CONFLICT, ~self.bound_satisfied),
-            (ERR_BIND_CONFLICT, ~self.unbound_satisfied),
-            (ERR_NOT_ENOUGH_SPACE, ~self.sufficient_storage),
-            (ERR_PV_NOT_EXIST, ~self.pvs_found),
+            (ERR_NODE_CONFLICT, ~self.bound_satisfied & ok),
+            (ERR_BIND_CONFLICT, ~self.unbound_satisfied & ok),
+            (ERR_NOT_ENOUGH_SPACE, ~self.sufficient_storage & ok),
+            (ERR_PV_NOT_EXIST, ~self.pvs_found & ok),
+            *self.errors,
         ]
 
     def static_bindings(self, i: int) -> list[Binding]:
@@ -98,15 +110,24 @@ class PodVolumes:
         return out
 
 
-def _bound(pc: PodClaims, snap: Snapshot, rows: Rows) -> tuple[BoolArray, BoolArray]:
-    """checkBoundClaims: (boundSatisfied, boundPVsFound); a row stops at its first failure."""
+def _bound(
+    pc: PodClaims, snap: Snapshot, rows: Rows, errors: list[tuple[str, BoolArray]]
+) -> tuple[BoolArray, BoolArray]:
+    """checkBoundClaims: (boundSatisfied, boundPVsFound); a row stops at its first failure,
+    or at an Error (into `errors`: a PV that does not translate on a migrating node)."""
     ok = np.ones(len(rows), dtype=np.bool_)
+    erred = np.zeros(len(rows), dtype=np.bool_)
     for pvc in pc.bound:
         pv = snap.storage.pvs.get(pvc.volume_name)
         if pv is None:
-            return ok, ~ok
+            return ok | erred, ~ok
+        err = translation_error(pv)
+        if err and (m := ok & migrated_rows(pv, snap, rows)).any():
+            errors.append((err, m))
+            erred |= m
+            ok = ok & ~m
         ok = ok & bound_pv_mask(pv, snap, rows)
-    return ok, np.ones(len(rows), dtype=np.bool_)
+    return ok | erred, np.ones(len(rows), dtype=np.bool_)
 
 
 def _selected_node_ok(
@@ -124,8 +145,11 @@ def _selected_node_ok(
 def find_pod_volumes(pc: PodClaims, snap: Snapshot, rows: Rows) -> PodVolumes:
     """FindPodVolumes for every row of the block."""
     n = len(rows)
-    bound_ok, found = _bound(pc, snap, rows)
-    out = PodVolumes(bound_ok, found, np.ones(n, dtype=np.bool_), np.ones(n, dtype=np.bool_))
+    errors: list[tuple[str, BoolArray]] = []
+    bound_ok, found = _bound(pc, snap, rows, errors)
+    out = PodVolumes(
+        bound_ok, found, np.ones(n, dtype=np.bool_), np.ones(n, dtype=np.bool_), errors=errors
+    )
     if not pc.delayed:
         return out
     selected = [c for c in pc.delayed if ANN_SELECTED_NODE in c.annotations]

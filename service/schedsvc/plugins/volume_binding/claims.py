@@ -19,6 +19,7 @@ from ...model_storage import (
 )
 
 __all__ = [
+    "ClaimError",
     "ERR_UNBOUND_IMMEDIATE",
     "PodClaims",
     "has_claims",
@@ -74,12 +75,22 @@ def _lookup(pod: Pod, storage: StorageState) -> list[PersistentVolumeClaim] | st
     return out
 
 
-def _is_delayed(pvc: PersistentVolumeClaim, storage: StorageState) -> bool:
-    """IsDelayBindingMode: the claim's class exists and waits for the first consumer."""
+@dataclass(frozen=True, slots=True)
+class ClaimError:
+    """kube's Error from GetPodVolumeClaims (PreFilter returns it as status Error)."""
+
+    message: str
+
+
+def _is_delayed(pvc: PersistentVolumeClaim, storage: StorageState) -> bool | ClaimError:
+    """IsDelayBindingMode: the claim's class exists and waits for the first consumer; a class
+    with no volumeBindingMode ("", kube's nil) is an Error."""
     name = pvc.class_name()
     if not name:
         return False
     sc = storage.classes.get(name)
+    if sc is not None and not sc.volume_binding_mode:
+        return ClaimError(f'VolumeBindingMode not set for StorageClass "{name}"')
     return sc is not None and sc.volume_binding_mode == WAIT_FOR_FIRST_CONSUMER
 
 
@@ -95,9 +106,10 @@ def _pvs_by_class(
     return {c: tuple(sorted(pvs, key=lambda p: p.name)) for c, pvs in out.items()}
 
 
-def pod_claims(pod: Pod, storage: StorageState) -> PodClaims | str | None:
+def pod_claims(pod: Pod, storage: StorageState) -> PodClaims | str | ClaimError | None:
     """PreFilter: None when the pod has no claim (Skip), a reason string for an
-    UnschedulableAndUnresolvable verdict, else the classified claims."""
+    UnschedulableAndUnresolvable verdict, a ClaimError for kube's Error, else the classified
+    claims."""
     if not pod.volumes or not has_claims(pod):
         return None
     found = _lookup(pod, storage)
@@ -108,7 +120,11 @@ def pod_claims(pod: Pod, storage: StorageState) -> PodClaims | str | None:
     for pvc in found:
         if pvc.fully_bound():
             bound.append(pvc)
-        elif _is_delayed(pvc, storage) and not pvc.volume_name:
+            continue
+        is_delayed = _is_delayed(pvc, storage)
+        if isinstance(is_delayed, ClaimError):
+            return is_delayed
+        if is_delayed and not pvc.volume_name:
             delayed.append(pvc)
         else:  # immediate, a missing or empty class, or prebound but not bind-completed
             return ERR_UNBOUND_IMMEDIATE

@@ -3,9 +3,10 @@ node whose CSINode lists the PV's plugin as migrated, the PV's node affinity is 
 csi-translation-lib gives it, its zone key renamed to the CSI driver's (or added from the PV's
 zone label) and a beta region key renamed to the GA one.
 
-Translation errors (a zone label with no zone in it, a regional GCE PD whose zones name no
-region, an EBS volume ID that does not parse) are a Filter Error in kube: not modelled, such a
-PV keeps its own node affinity.
+Translation errors are a Filter Error in kube on the nodes migrating the PV's plugin
+(translation_error): a regional GCE PD whose zones name no single region, an Azure disk of a
+kind other than Managed. An EBS volume ID that does not parse is not modelled (the PV keeps its
+own node affinity).
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from ...model import NodeSelectorRequirement, NodeSelectorTerm
 from ...model_storage import PersistentVolume
 from .matching import affinity_mask
 
-__all__ = ["MIGRATED_PLUGINS", "translated_affinity", "bound_pv_mask"]
+__all__ = ["MIGRATED_PLUGINS", "translated_affinity", "bound_pv_mask", "translation_error"]
 
 GA_ZONE = "topology.kubernetes.io/zone"
 GA_REGION = "topology.kubernetes.io/region"
@@ -106,16 +107,51 @@ def _source_kind(pv: PersistentVolume) -> str:
     return ""
 
 
+def _gce_region_error(pv: PersistentVolume) -> str:
+    """csi-translation-lib's gceGetRegionFromZones for a regional PD ("": zonal, or fine)."""
+    zones = (pv.labels.get(BETA_ZONE) or pv.labels.get(GA_ZONE) or "").split("__")
+    if len(zones) < 2:
+        return ""
+    regions: set[str] = set()
+    for z in zones:
+        parts = z.split("-")
+        if len(parts) != 3:
+            return f"zone in unexpected format, expected: {{locale}}-{{region}}-{{zone}}, got: {z}"
+        regions.add("-".join(parts[:2]))
+    if len(regions) != 1:  # Go's %v of a sets.String: a map, keys sorted
+        got = " ".join(f"{r}:{{}}" for r in sorted(regions))
+        return f"multiple or no regions gotten from zones, got: map[{got}]"
+    return ""
+
+
+def translation_error(pv: PersistentVolume) -> str:
+    """kube's error translating the PV to CSI on a node migrating its plugin ("": none)."""
+    kind = _source_kind(pv)
+    if kind == "gcePersistentDisk" and (err := _gce_region_error(pv)):
+        return f"could not translate pv: failed to get region from zones: {err}"
+    az = pv.disk.azure_disk
+    if kind == "azureDisk" and az is not None and az.kind and az.kind.lower() != "managed":
+        return f"could not translate pv: kind({az.kind}) is not supported in csi migration"
+    return ""
+
+
+def migrated_rows(pv: PersistentVolume, snap: Snapshot, rows: Rows) -> BoolArray:
+    """The rows whose CSINode lists the PV's plugin as migrated."""
+    plugin = MIGRATED_PLUGINS.get(_source_kind(pv), ("", None))[0]
+    migrated = [snap.index[name] for name, csi_node in snap.storage.csi_nodes.items()
+                if plugin and name in snap.index and plugin in csi_node.migrated_plugins()]
+    out: BoolArray = np.isin(rows, np.asarray(migrated, dtype=np.intp))
+    return out
+
+
 def bound_pv_mask(pv: PersistentVolume, snap: Snapshot, rows: Rows) -> BoolArray:
     """A bound PV's node affinity on each row, translated on the rows whose CSINode lists the
     PV's plugin as migrated."""
     base = affinity_mask(pv, snap, rows)
-    plugin, csi_key = MIGRATED_PLUGINS.get(_source_kind(pv), ("", None))
+    csi_key = MIGRATED_PLUGINS.get(_source_kind(pv), ("", None))[1]
     if csi_key is None:
         return base
-    migrated = [snap.index[name] for name, csi_node in snap.storage.csi_nodes.items()
-                if name in snap.index and plugin in csi_node.migrated_plugins()]
-    on = np.isin(rows, np.asarray(migrated, dtype=np.intp))
+    on = migrated_rows(pv, snap, rows)
     if not on.any():
         return base
     moved = dataclasses.replace(pv, node_affinity=translated_affinity(pv, csi_key))

@@ -31,7 +31,7 @@ from ...model import Pod
 from .args import NAME, VolumeBindingArgs
 from .assume import assumption
 from .binder import find_pod_volumes
-from .claims import PodClaims, has_claims, pod_claims
+from .claims import ClaimError, PodClaims, has_claims, pod_claims
 from .scorer import score_pod_volumes
 
 __all__ = ["VolumeBinding", "volumes_signature", "new"]
@@ -79,12 +79,17 @@ class VolumeBinding:
             return SKIP
         if isinstance(pc, str):
             return PreFilterResult(reject=(pc,), reject_code=Code.UNRESOLVABLE)
+        if isinstance(pc, ClaimError):
+            return PreFilterResult(reject=(pc.message,), reject_code=Code.ERROR)
         return PreFilterResult(state=pc)
 
     def filter(self, state: Any, pod: PodInfo, snap: Snapshot, rows: Rows) -> FilterResult:
         assert isinstance(state, PodClaims)
         pv = find_pod_volumes(state, snap, rows)
-        return FilterResult(pv.feasible(), pv.reasons(), code=Code.UNRESOLVABLE)
+        return FilterResult(
+            pv.feasible(), pv.reasons(), code=Code.UNRESOLVABLE,
+            reason_codes={msg: Code.ERROR for msg, _ in pv.errors},
+        )
 
     def pre_score(self, pod: PodInfo, snap: Snapshot, rows: Rows) -> PodClaims | None | Skip:
         """Skip without the StorageCapacityScoring gate; else Success for every pod."""
