@@ -106,6 +106,12 @@ class Framework:
             if isinstance(p := self.plugins[n], ReservePlugin)
         ]
         self.weights: dict[str, int] = {p.name: profile.weights.get(p.name, 1) for p in self.score}
+        self._derive_batching()
+        self.observer: Observer = NULL_OBSERVER  # set by the engine: one report per point
+
+    def _derive_batching(self) -> None:
+        """What batching reads of the plugins: who signs, what holds across a run's assumes,
+        the scalar paths of the one-row recheck, the plugins scored per window."""
         self.signers: list[SignPlugin] = [
             p for p in self.plugins.values() if isinstance(p, SignPlugin)
         ]
@@ -138,8 +144,6 @@ class Framework:
         self.rescored_signers: dict[str, SignRescoredPlugin] = {
             p.name: p for p in self.signers if isinstance(p, SignRescoredPlugin)
         }
-        # the engine sets its observer here; extension points report one duration per call
-        self.observer: Observer = NULL_OBSERVER
 
     # ---- PreFilter ------------------------------------------------------------------------
     def run_pre_filter(self, pod: PodInfo, snap: Snapshot, record: bool = False) -> CycleState:

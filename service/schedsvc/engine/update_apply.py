@@ -57,6 +57,16 @@ def _restore_assumed_on(snap: Snapshot, node_name: str) -> None:
             snap.storage.restore(uid)
 
 
+def _apply_budgets(snap: Snapshot, upd: SnapshotUpdate) -> None:
+    """Budgets only steer preemption: no filter or score reads them, batch state stays."""
+    for key in upd.remove_pod_disruption_budgets:
+        if snap.pdbs.pop(key, None) is not None:
+            snap.generation += 1
+    for pdb in upd.upsert_pod_disruption_budgets:
+        snap.pdbs[pdb.key] = pdb
+        snap.generation += 1
+
+
 def apply_update(
     snap: Snapshot, upd: SnapshotUpdate, infos: Mapping[str, PodInfo]
 ) -> tuple[set[int] | None, set[int]]:
@@ -76,13 +86,7 @@ def apply_update(
         snap.upsert_namespace(ns)
     if upd.storage_changed:
         _apply_storage(snap, upd)
-    # budgets only steer preemption: no filter or score reads them, batch state stays
-    for key in upd.remove_pod_disruption_budgets:
-        if snap.pdbs.pop(key, None) is not None:
-            snap.generation += 1
-    for pdb in upd.upsert_pod_disruption_budgets:
-        snap.pdbs[pdb.key] = pdb
-        snap.generation += 1
+    _apply_budgets(snap, upd)
     for node in upd.upsert_nodes:
         if dirty is not None and _holds_pod_terms(snap, node.name):
             dirty = None  # its labels place those terms' domains
