@@ -31,6 +31,8 @@ __all__ = [
     "is_scalar_resource_name",
     "parse_resources",
     "reject_unknown_keys",
+    "UtilizationShapePoint",
+    "parse_shape",
     "gather",
     "least_allocated",
     "most_allocated",
@@ -329,3 +331,31 @@ def balanced_allocation_change(
 def encode_requests(requests: Mapping[str, int]) -> bytes:
     """Canonical bytes of a request map (sorted `name=value;`), for signatures."""
     return "".join(f"{k}={v};" for k, v in sorted(requests.items())).encode()
+
+
+@dataclass(frozen=True, slots=True)
+class UtilizationShapePoint:
+    """kube's config UtilizationShapePoint (RequestedToCapacityRatio, VolumeBinding)."""
+
+    utilization: int  # 0..100
+    score: int  # 0..10 (MaxCustomPriorityScore)
+
+
+def parse_shape(value: Any, field: str) -> tuple[UtilizationShapePoint, ...]:
+    """A `shape` list of args, each point's keys and types checked (ranges are the caller's)."""
+    if value is None:
+        return ()
+    if not isinstance(value, list):
+        raise ConfigError(field, f"must be a list, got {value!r}")
+    points: list[UtilizationShapePoint] = []
+    for i, item in enumerate(value):
+        f = f"{field}[{i}]"
+        if not isinstance(item, Mapping):
+            raise ConfigError(f, f"must be an object, got {item!r}")
+        reject_unknown_keys(item, ("utilization", "score"), f)
+        u, s = item.get("utilization", 0), item.get("score", 0)
+        for key, v in (("utilization", u), ("score", s)):
+            if isinstance(v, bool) or not isinstance(v, int):
+                raise ConfigError(f"{f}.{key}", f"must be an integer, got {v!r}")
+        points.append(UtilizationShapePoint(u, s))
+    return tuple(points)

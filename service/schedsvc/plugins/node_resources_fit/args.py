@@ -13,7 +13,9 @@ from ..resource_scoring import (
     DEFAULT_RESOURCES,
     MAX_CUSTOM_PRIORITY_SCORE,
     ResourceSpec,
+    UtilizationShapePoint,
     parse_resources,
+    parse_shape,
     reject_unknown_keys,
 )
 
@@ -34,12 +36,6 @@ REQUESTED_TO_CAPACITY_RATIO = "RequestedToCapacityRatio"
 _STRATEGIES = (LEAST_ALLOCATED, MOST_ALLOCATED, REQUESTED_TO_CAPACITY_RATIO)
 
 _FIELD = f"pluginConfig[{NAME}].args"
-
-
-@dataclass(frozen=True, slots=True)
-class UtilizationShapePoint:
-    utilization: int  # 0..100
-    score: int  # 0..10 (MaxCustomPriorityScore)
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,7 +123,7 @@ class NodeResourcesFitArgs:
             if not isinstance(rtcr, Mapping):
                 raise ConfigError(rf, f"must be an object, got {rtcr!r}")
             reject_unknown_keys(rtcr, ("shape",), rf)
-            shape = _parse_shape(rtcr.get("shape"), f"{rf}.shape")
+            shape = parse_shape(rtcr.get("shape"), f"{rf}.shape")
         return cls(
             ignored_resources=frozenset(ignored),
             ignored_resource_groups=frozenset(groups),
@@ -143,22 +139,3 @@ def _string_list(value: Any, field: str) -> list[str]:
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
         raise ConfigError(field, f"must be a list of strings, got {value!r}")
     return list(value)
-
-
-def _parse_shape(value: Any, field: str) -> tuple[UtilizationShapePoint, ...]:
-    if value is None:
-        return ()
-    if not isinstance(value, list):
-        raise ConfigError(field, f"must be a list, got {value!r}")
-    points: list[UtilizationShapePoint] = []
-    for i, item in enumerate(value):
-        f = f"{field}[{i}]"
-        if not isinstance(item, Mapping):
-            raise ConfigError(f, f"must be an object, got {item!r}")
-        reject_unknown_keys(item, ("utilization", "score"), f)
-        u, s = item.get("utilization", 0), item.get("score", 0)
-        for key, v in (("utilization", u), ("score", s)):
-            if isinstance(v, bool) or not isinstance(v, int):
-                raise ConfigError(f"{f}.{key}", f"must be an integer, got {v!r}")
-        points.append(UtilizationShapePoint(u, s))
-    return tuple(points)

@@ -10,7 +10,12 @@ from typing import Any
 
 from ...errors import ConfigError
 from ...framework.feature import DEFAULT_FEATURES, Features
-from ..resource_scoring import MAX_CUSTOM_PRIORITY_SCORE, reject_unknown_keys
+from ..resource_scoring import (
+    MAX_CUSTOM_PRIORITY_SCORE,
+    UtilizationShapePoint,
+    parse_shape,
+    reject_unknown_keys,
+)
 
 __all__ = [
     "NAME",
@@ -23,12 +28,6 @@ __all__ = [
 NAME = "VolumeBinding"
 DEFAULT_BIND_TIMEOUT_SECONDS = 600
 _FIELD = f"pluginConfig[{NAME}].args"
-
-
-@dataclass(frozen=True, slots=True)
-class UtilizationShapePoint:
-    utilization: int  # 0..100
-    score: int  # 0..10 (MaxCustomPriorityScore); scaled by 10 when the plugin is built
 
 
 # SetDefaults_VolumeBindingArgs with the gate on: prefer the node with the most free space
@@ -92,7 +91,7 @@ class VolumeBindingArgs:
                 f"{_FIELD}.bindTimeoutSeconds", f"must be an integer, got {timeout!r}"
             )
         raw = args.get("shape")
-        shape = _parse_shape(raw, f"{_FIELD}.shape")
+        shape = parse_shape(raw, f"{_FIELD}.shape")
         if raw is None and scoring:
             shape = DEFAULT_SHAPE
         elif raw is not None and not scoring:
@@ -101,22 +100,3 @@ class VolumeBindingArgs:
         elif raw is not None and not shape:  # an empty list is "set" but has no point
             raise ConfigError(f"{_FIELD}.shape", "at least one point must be specified")
         return cls(bind_timeout_seconds=timeout, shape=shape, scoring=scoring)
-
-
-def _parse_shape(value: Any, field: str) -> tuple[UtilizationShapePoint, ...]:
-    if value is None:
-        return ()
-    if not isinstance(value, list):
-        raise ConfigError(field, f"must be a list, got {value!r}")
-    points: list[UtilizationShapePoint] = []
-    for i, item in enumerate(value):
-        f = f"{field}[{i}]"
-        if not isinstance(item, Mapping):
-            raise ConfigError(f, f"must be an object, got {item!r}")
-        reject_unknown_keys(item, ("utilization", "score"), f)
-        u, s = item.get("utilization", 0), item.get("score", 0)
-        for key, v in (("utilization", u), ("score", s)):
-            if isinstance(v, bool) or not isinstance(v, int):
-                raise ConfigError(f"{f}.{key}", f"must be an integer, got {v!r}")
-        points.append(UtilizationShapePoint(u, s))
-    return tuple(points)
