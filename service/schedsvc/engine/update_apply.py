@@ -45,6 +45,7 @@ def _apply_storage(snap: Snapshot, upd: SnapshotUpdate) -> None:
             changed = True
     if changed:
         st.generation += 1
+        st.objects_generation += 1
         snap.generation += 1
 def _restore_assumed_on(snap: Snapshot, node_name: str) -> None:
     """The placed pods a removed node takes with it were never bound: give back what their

@@ -38,7 +38,7 @@ class StorageState:
 
     __slots__ = (
         "pvs", "pvcs", "classes", "csi_nodes", "csi_drivers", "capacities", "attachments",
-        "generation", "assumed",
+        "generation", "objects_generation", "assumed", "derived",
     )
 
     def __init__(self) -> None:
@@ -52,6 +52,13 @@ class StorageState:
         # moves on every change (an update's or an assume's), so state derived from the
         # objects (a plugin's PreFilter result kept by batching) knows when it is stale
         self.generation = 0
+        # moves only when an update changes the objects (not on an assume, which changes only
+        # claimRefs and selected nodes): what is derived from CSINodes, VolumeAttachments and
+        # PVs' sources keys on it, so a request of pods with claims does not rebuild it per pod
+        self.objects_generation = 0
+        # what plugins derive from the objects and the nodes, each entry keyed and checked by
+        # what it depends on (a PV's node affinity over every row, per static generation)
+        self.derived: dict[object, object] = {}
         # pod uid -> what its Reserve assumed, until the pod is bound (upserted) or removed
         self.assumed: dict[str, Assumption] = {}
 

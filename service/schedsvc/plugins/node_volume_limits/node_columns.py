@@ -36,7 +36,10 @@ class NodeColumns:
 
 
 def _key(snap: Snapshot) -> tuple[int, int, int, int]:
-    return (id(snap.storage), snap.storage.generation, snap.static_generation, snap.capacity)
+    # not storage.generation: an assume moves it and changes nothing read here
+    return (
+        id(snap.storage), snap.storage.objects_generation, snap.static_generation, snap.capacity
+    )
 
 
 def _attachments(snap: Snapshot) -> dict[int, dict[str, str]]:

@@ -12,11 +12,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 
 from ...framework import Rows
 from ...framework.snapshot import BoolArray, IntArray, Snapshot
+from ...model import NodeSelectorTerm
 from ...model_storage import FILESYSTEM, PersistentVolume, PersistentVolumeClaim
 from ..selectors import CompiledTerm, NodeSelector, compile_node_selector
 
@@ -28,9 +30,30 @@ def affinity_mask(pv: PersistentVolume, snap: Snapshot, rows: Rows) -> BoolArray
     matchFields requirement that parses holds on every node; unparsable terms never match."""
     if pv.node_affinity is None:
         return np.ones(len(rows), dtype=np.bool_)
-    sel = compile_node_selector(pv.node_affinity)
-    labels_only = NodeSelector(terms=tuple(CompiledTerm(t.labels, ()) for t in sel.terms))
-    return labels_only.mask(snap, rows)
+    return _over_every_row(pv.node_affinity, snap)[rows]
+
+
+def _over_every_row(terms: tuple[NodeSelectorTerm, ...], snap: Snapshot) -> BoolArray:
+    """The affinity over every row, kept with the snapshot's storage until the nodes or their
+    labels change (static_generation): a PV is tried for each pod on each block of rows, and
+    its affinity reads labels only."""
+    key = ("pv-node-affinity", terms)
+    version = (snap.static_generation, snap.n_rows)
+    hit = snap.storage.derived.get(key)
+    if isinstance(hit, tuple) and hit[0] == version:
+        mask: BoolArray = hit[1]
+        return mask
+    mask = _labels_only(terms).mask(snap, np.arange(snap.n_rows, dtype=np.intp))
+    snap.storage.derived[key] = (version, mask)
+    return mask
+
+
+@lru_cache(maxsize=4096)
+def _labels_only(terms: tuple[NodeSelectorTerm, ...]) -> NodeSelector:
+    """A PV's node affinity compiled once (PVs are few and their affinities repeat), with its
+    matchFields dropped as CheckNodeAffinity drops them."""
+    sel = compile_node_selector(terms)
+    return NodeSelector(terms=tuple(CompiledTerm(t.labels, ()) for t in sel.terms))
 
 
 def _refers_to(pv: PersistentVolume, claim: PersistentVolumeClaim) -> bool:
