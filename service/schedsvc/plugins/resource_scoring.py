@@ -33,6 +33,7 @@ __all__ = [
     "reject_unknown_keys",
     "UtilizationShapePoint",
     "parse_shape",
+    "validate_shape",
     "gather",
     "least_allocated",
     "most_allocated",
@@ -359,3 +360,20 @@ def parse_shape(value: Any, field: str) -> tuple[UtilizationShapePoint, ...]:
                 raise ConfigError(f"{f}.{key}", f"must be an integer, got {v!r}")
         points.append(UtilizationShapePoint(u, s))
     return tuple(points)
+
+
+def validate_shape(shape: tuple[UtilizationShapePoint, ...], field: str) -> None:
+    """kube's validateFunctionShape: utilizations increasing, each in [0, 100], each score in
+    [0, MaxCustomPriorityScore] (an empty shape is the caller's to refuse)."""
+    for i in range(1, len(shape)):
+        if shape[i - 1].utilization >= shape[i].utilization:
+            raise ConfigError(
+                f"{field}[{i}].utilization", "values must be sorted in increasing order"
+            )
+    for i, p in enumerate(shape):
+        if not 0 <= p.utilization <= 100:
+            raise ConfigError(f"{field}[{i}].utilization", "not in valid range [0, 100]")
+        if not 0 <= p.score <= MAX_CUSTOM_PRIORITY_SCORE:
+            raise ConfigError(
+                f"{field}[{i}].score", f"not in valid range [0, {MAX_CUSTOM_PRIORITY_SCORE}]"
+            )

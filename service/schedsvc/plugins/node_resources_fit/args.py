@@ -11,12 +11,12 @@ from ...errors import ConfigError
 from ...names import is_qualified_name
 from ..resource_scoring import (
     DEFAULT_RESOURCES,
-    MAX_CUSTOM_PRIORITY_SCORE,
     ResourceSpec,
     UtilizationShapePoint,
     parse_resources,
     parse_shape,
     reject_unknown_keys,
+    validate_shape,
 )
 
 __all__ = [
@@ -74,19 +74,7 @@ class NodeResourcesFitArgs:
         shape_field = f"{sf}.requestedToCapacityRatio.shape"
         if self.strategy == REQUESTED_TO_CAPACITY_RATIO and not self.shape:
             raise ConfigError(shape_field, "at least one point must be specified")
-        for i in range(1, len(self.shape)):
-            if self.shape[i - 1].utilization >= self.shape[i].utilization:
-                raise ConfigError(
-                    f"{shape_field}[{i}].utilization", "values must be sorted in increasing order"
-                )
-        for i, p in enumerate(self.shape):
-            if not 0 <= p.utilization <= 100:
-                raise ConfigError(f"{shape_field}[{i}].utilization", "not in valid range [0, 100]")
-            if not 0 <= p.score <= MAX_CUSTOM_PRIORITY_SCORE:
-                raise ConfigError(
-                    f"{shape_field}[{i}].score",
-                    f"not in valid range [0, {MAX_CUSTOM_PRIORITY_SCORE}]",
-                )
+        validate_shape(self.shape, shape_field)
 
     @classmethod
     def parse(cls, args: Mapping[str, Any] | None) -> NodeResourcesFitArgs:

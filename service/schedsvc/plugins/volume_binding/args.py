@@ -15,6 +15,7 @@ from ..resource_scoring import (
     UtilizationShapePoint,
     parse_shape,
     reject_unknown_keys,
+    validate_shape,
 )
 
 __all__ = [
@@ -56,16 +57,7 @@ class VolumeBindingArgs:
             return
         if not self.shape:
             raise ConfigError(shape_field, "at least one point must be specified")
-        for i in range(1, len(self.shape)):
-            if self.shape[i - 1].utilization >= self.shape[i].utilization:
-                raise ConfigError(
-                    f"{shape_field}[{i}].utilization", "values must be sorted in increasing order"
-                )
-        for i, p in enumerate(self.shape):
-            if not 0 <= p.utilization <= 100:
-                raise ConfigError(f"{shape_field}[{i}].utilization", "not in valid range [0, 100]")
-            if not 0 <= p.score <= MAX_CUSTOM_PRIORITY_SCORE:
-                raise ConfigError(f"{shape_field}[{i}].score", "not in valid range [0, 10]")
+        validate_shape(self.shape, shape_field)
 
     def scaled_shape(self) -> tuple[tuple[int, ...], tuple[int, ...]]:
         """(utilizations, scores ×10): what the scorer's broken line is built from."""
