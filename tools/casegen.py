@@ -26,7 +26,7 @@ import argparse
 import json
 import random
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 __all__ = ["FEATURES", "generate", "make_case", "main"]
@@ -569,7 +569,15 @@ def generate(seed: int, n: int) -> Iterator[Obj]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m tools.casegen", description=__doc__,
+    return write_cases("python -m tools.casegen", __doc__, generate, argv)
+
+
+def write_cases(
+    prog: str, doc: str | None, gen: Callable[[int, int], Iterator[Obj]],
+    argv: list[str] | None = None,
+) -> int:
+    """The generators' command line: `--seed S -n N [-o FILE]`, one JSON case per line."""
+    ap = argparse.ArgumentParser(prog=prog, description=doc,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--seed", type=int, required=True)
     ap.add_argument("-n", type=int, default=100)
@@ -577,7 +585,7 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     out = open(args.output, "w", encoding="utf-8") if args.output else sys.stdout
     try:
-        for case in generate(args.seed, args.n):
+        for case in gen(args.seed, args.n):
             out.write(json.dumps(case, separators=(",", ":")) + "\n")
     finally:
         if out is not sys.stdout:

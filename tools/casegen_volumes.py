@@ -14,13 +14,12 @@ since kube's oracle reads them without an API server. Case i depends only on (se
 
 from __future__ import annotations
 
-import argparse
-import json
 import random
 import sys
 from collections.abc import Iterator
 from typing import Any
 
+from tools.casegen import write_cases
 from tools.casegen_storage import FAST, Storage
 
 __all__ = ["generate", "main", "make_case"]
@@ -163,20 +162,7 @@ def generate(seed: int, n: int) -> Iterator[Obj]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m tools.casegen_volumes", description=__doc__,
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--seed", type=int, required=True)
-    ap.add_argument("-n", type=int, default=100)
-    ap.add_argument("-o", "--output", help="JSONL file (stdout without it)")
-    args = ap.parse_args(argv)
-    out = open(args.output, "w", encoding="utf-8") if args.output else sys.stdout
-    try:
-        for case in generate(args.seed, args.n):
-            out.write(json.dumps(case, separators=(",", ":")) + "\n")
-    finally:
-        if out is not sys.stdout:
-            out.close()
-    return 0
+    return write_cases("python -m tools.casegen_volumes", __doc__, generate, argv)
 
 
 if __name__ == "__main__":
