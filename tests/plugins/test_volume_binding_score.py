@@ -9,7 +9,7 @@ import pytest
 
 from schedsvc.model import NodeSelectorRequirement, NodeSelectorTerm
 from schedsvc.plugins.volume_binding import PodVolumes
-from schedsvc.plugins.volume_binding.matching import StaticMatch
+from schedsvc.plugins.volume_binding.matching_static import StaticMatch
 from schedsvc.plugins.volume_binding.migration import translated_affinity
 from schedsvc.plugins.volume_binding.scorer import score_pod_volumes
 from tests.builders.pv_claims import affinity, make_pv, make_pvc

@@ -19,7 +19,7 @@ from ...model_storage import (
     PersistentVolumeClaim,
 )
 from .claims import PodClaims
-from .matching import StaticMatch, match_static
+from .matching_static import StaticMatch, match_static
 from .migration import bound_pv_mask, migrated_rows, translation_error
 from .provisioning import (
     NOT_ENOUGH_SPACE,
@@ -142,6 +142,21 @@ def _selected_node_ok(
     return out
 
 
+def _static_over_every_row(
+    pc: PodClaims, to_match: list[PersistentVolumeClaim], snap: Snapshot
+) -> StaticMatch:
+    """The pod's static match over every row, worked out at its first block and kept in the
+    PreFilter state for the others, Score and Reserve."""
+    key = ("static", snap.storage.generation, snap.static_generation, snap.n_rows)
+    hit = pc.memo.get(key)
+    if isinstance(hit, StaticMatch):
+        return hit
+    pc.memo.clear()
+    found = match_static(to_match, snap)
+    pc.memo[key] = found
+    return found
+
+
 def find_pod_volumes(pc: PodClaims, snap: Snapshot, rows: Rows) -> PodVolumes:
     """FindPodVolumes for every row of the block."""
     n = len(rows)
@@ -157,7 +172,7 @@ def find_pod_volumes(pc: PodClaims, snap: Snapshot, rows: Rows) -> PodVolumes:
     live = _selected_node_ok(selected, snap, rows)
     out.unbound_satisfied = live.copy()
     if to_match:
-        out.static = match_static(to_match, pc.pvs_by_class, snap, rows)
+        out.static = _static_over_every_row(pc, to_match, snap).take(rows)
         out.unbound_satisfied &= out.static.all_found
     order: list[tuple[PersistentVolumeClaim, BoolArray]] = [(c, live) for c in selected]
     if out.static is not None:

@@ -7,14 +7,12 @@ Claim names are computed from the pod itself every time (an ephemeral volume's c
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ...framework.storage import StorageState
 from ...model import Pod
 from ...model_storage import (
     WAIT_FOR_FIRST_CONSUMER,
-    PersistentVolume,
     PersistentVolumeClaim,
 )
 
@@ -33,11 +31,12 @@ _CLAIM_KINDS = ("persistentVolumeClaim", "ephemeral")
 @dataclass(frozen=True, slots=True)
 class PodClaims:
     """PreFilter's state: the bound claims and the delayed unbound claims, in the pod's volume
-    order, and the PVs of each delayed claim's class (kube's podVolumeClaims)."""
+    order (kube's podVolumeClaims). `memo` keeps what Filter works out over every row, which
+    Score and Reserve read again (the storage does not change within a cycle)."""
 
     bound: tuple[PersistentVolumeClaim, ...]
     delayed: tuple[PersistentVolumeClaim, ...]
-    pvs_by_class: Mapping[str, tuple[PersistentVolume, ...]]
+    memo: dict[object, object] = field(default_factory=dict, compare=False)
 
     @property
     def all_bound(self) -> bool:
@@ -94,19 +93,22 @@ def _is_delayed(pvc: PersistentVolumeClaim, storage: StorageState) -> bool | Cla
     return sc is not None and sc.volume_binding_mode == WAIT_FOR_FIRST_CONSUMER
 
 
-def _pvs_by_class(
-    classes: set[str], storage: StorageState
-) -> dict[str, tuple[PersistentVolume, ...]]:
-    """The PVs of each class, by name (kube's informer index lists them in map order)."""
-    out: dict[str, list[PersistentVolume]] = {c: [] for c in classes}
-    for pv in storage.pvs.values():
-        lst = out.get(pv.class_name())
-        if lst is not None:
-            lst.append(pv)
-    return {c: tuple(sorted(pvs, key=lambda p: p.name)) for c, pvs in out.items()}
+_LAST = "volume-binding-last-pod"
 
 
 def pod_claims(pod: Pod, storage: StorageState) -> PodClaims | str | ClaimError | None:
+    """PreFilter's classification, the same object for PreScore and Reserve of the same pod
+    (and its memo with it) while the storage is unchanged."""
+    hit = storage.derived.get(_LAST)
+    if isinstance(hit, tuple) and hit[0] is pod and hit[1] == storage.generation:
+        found: PodClaims | str | ClaimError | None = hit[2]
+        return found
+    found = _classify(pod, storage)
+    storage.derived[_LAST] = (pod, storage.generation, found)
+    return found
+
+
+def _classify(pod: Pod, storage: StorageState) -> PodClaims | str | ClaimError | None:
     """PreFilter: None when the pod has no claim (Skip), a reason string for an
     UnschedulableAndUnresolvable verdict, a ClaimError for kube's Error, else the classified
     claims."""
@@ -128,5 +130,4 @@ def pod_claims(pod: Pod, storage: StorageState) -> PodClaims | str | ClaimError 
             delayed.append(pvc)
         else:  # immediate, a missing or empty class, or prebound but not bind-completed
             return ERR_UNBOUND_IMMEDIATE
-    classes = {pvc.class_name() for pvc in delayed}
-    return PodClaims(tuple(bound), tuple(delayed), _pvs_by_class(classes, storage))
+    return PodClaims(tuple(bound), tuple(delayed))

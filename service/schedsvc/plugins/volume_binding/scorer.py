@@ -31,17 +31,19 @@ def _zeros(n: int) -> tuple[IntArray, IntArray, BoolArray]:
 def _static_groups(pv: PodVolumes, n: int) -> tuple[_Groups, BoolArray]:
     groups: _Groups = {}
     s = pv.static
-    if s is None:
+    if s is None or not (s.chosen >= 0).any():
         return groups, np.zeros(n, dtype=np.bool_)
+    capacity, spec_class = s.pv_columns()
     for k, claim in enumerate(s.claims):
         idx = s.chosen[k]
-        for j, vol in enumerate(s.pvs):
-            m = idx == j
-            if not m.any():
-                continue
-            req, cap, present = groups.setdefault(vol.storage_class_name, _zeros(n))
+        valid = idx >= 0
+        safe = np.where(valid, idx, 0)
+        classes = spec_class[safe]
+        for name in sorted(set(classes[valid].tolist())):
+            m = valid & (classes == name)
+            req, cap, present = groups.setdefault(name, _zeros(n))
             req += np.where(m, np.int64(claim.request or 0), np.int64(0))
-            cap += np.where(m, np.int64(vol.capacity or 0), np.int64(0))
+            cap += np.where(m, capacity[safe], np.int64(0))
             present |= m
     has: BoolArray = np.asarray((s.chosen >= 0).any(axis=0), dtype=np.bool_)
     return groups, has
