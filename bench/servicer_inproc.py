@@ -1,4 +1,5 @@
 """A load-client workload through the request handler in process (no gRPC): pods/s and us per pod.
+Storage objects and StatefulSet claims are sent as the load client sends them, untimed.
 
 The requests are the ones `schedsvc-load` would send (same workload files, sizes, batch size),
 decoded from bytes and answered by RequestHandler.schedule as the server does, minus the
@@ -20,7 +21,13 @@ from schedsvc.config import default_config, parse_config
 from schedsvc.engine.scheduler import Engine
 from schedsvc.server.request_handler import RequestHandler
 from schedsvc.v1 import schedule_pb2 as pb
-from schedsvc_client.workload import CreateNodes, CreatePods, load_workload
+from schedsvc_client.workload import (
+    CreateNodes,
+    CreatePods,
+    CreateStatefulSets,
+    CreateStorage,
+    load_workload,
+)
 
 
 def main() -> None:
@@ -46,7 +53,13 @@ def main() -> None:
     for index, op in enumerate(workload.ops):
         if isinstance(op, CreateNodes):
             handler.update_snapshot(pb.UpdateSnapshotRequest(upsert_nodes=list(op.nodes())))
-        elif isinstance(op, CreatePods):
+        elif isinstance(op, CreateStorage):
+            handler.update_snapshot(op.objects())
+            handler.update_snapshot(pb.UpdateSnapshotRequest(upsert_csi_nodes=op.csi_nodes()))
+        elif isinstance(op, CreatePods | CreateStatefulSets):
+            if isinstance(op, CreateStatefulSets):
+                handler.update_snapshot(
+                    pb.UpdateSnapshotRequest(upsert_persistent_volume_claims=op.claims()))
             pods = list(op.pods(index))
             reqs = [
                 pb.ScheduleRequest(pods=pods[i:i + args.batch_size]).SerializeToString()
