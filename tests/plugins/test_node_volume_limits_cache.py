@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from schedsvc.framework import Code
-from schedsvc.framework.feature import DEFAULT_FEATURES, Features
+from schedsvc.framework.feature import DEFAULT_FEATURES, EmulatedVersion, Features
 from schedsvc.framework.pod_volumes import PodVolumeIndex
 from schedsvc.framework.snapshot import Snapshot
 from schedsvc.model import Node, Pod
@@ -145,7 +145,10 @@ def _world() -> Snapshot:
 
 
 def _claims(name: str, *claims: str) -> Pod:
-    return pod_with_volumes(name, *(claim_volume(c) for c in claims))
+    """A pod using the claims; "eph" is an ephemeral volume e (its claim "<pod>-e")."""
+    return pod_with_volumes(
+        name, *(ephemeral_volume("e") if c == "eph" else claim_volume(c) for c in claims)
+    )
 
 
 def _nominate(snap: Snapshot) -> None:
@@ -230,8 +233,9 @@ def test_the_change_log_gives_the_rows_since_a_position() -> None:
 
 
 # ---- the property -----------------------------------------------------------------------------
-CLAIMS = ("c0", "c1", "c2", "c3", "c4", "u")
-OPS = ("add", "add", "add", "remove", "nominate", "unnominate", "preempt")
+CLAIMS = ("c0", "c1", "c2", "c3", "c4", "u", "eph")
+OPS = ("add", "add", "add", "remove", "nominate", "unnominate", "preempt", "update")
+POD_NAMES = [f"p{n}" for n in range(12)] + [f"new{n}" for n in range(12)] + ["preemptor"]
 limits_st = st.one_of(st.none(), st.integers(0, 3))
 csi_st = st.one_of(st.none(), st.fixed_dictionaries({"d1": limits_st, "d2": limits_st}))
 ops_st = st.lists(
@@ -244,15 +248,17 @@ ops_st = st.lists(
 
 def _random_world(drivers: list[str], csi: list[dict[str, int | None] | None],
                   vas: list[tuple[int, str]]) -> Snapshot:
-    """c0-c4 bound to pv0-pv4 of the drawn drivers, u unbound (class sc: d1); the drawn
-    CSINodes (None: none) and VolumeAttachments (pv, node)."""
+    """c0-c4 bound to pv0-pv4 of the drawn drivers, u unbound (class sc: d1), every pod's
+    ephemeral claim owned by another (an Error wherever the pod is); the drawn CSINodes
+    (None: none) and VolumeAttachments (pv, node)."""
     csi_nodes: list[CSINode] = [make_csi_node(n, lim) for n, lim in zip(NODES, csi, strict=True)
                                 if lim is not None]
     return volume_snapshot(
         [Node(n) for n in NODES],
         pvs=[csi_pv(f"pv{i}", d) for i, d in enumerate(drivers)],
         pvcs=[make_pvc(f"c{i}", volume_name=f"pv{i}") for i in range(5)]
-        + [make_pvc("u", storage_class="sc")],
+        + [make_pvc("u", storage_class="sc")]
+        + [make_pvc(f"{p}-e", storage_class="sc", owner_uid="other") for p in POD_NAMES],
         classes=[StorageClass("sc", provisioner="d1")], csi_nodes=csi_nodes,
         attachments=[VolumeAttachment(f"va{i}", attacher=drivers[pv], node_name=n,
                                       persistent_volume_name=f"pv{pv}")
@@ -260,8 +266,17 @@ def _random_world(drivers: list[str], csi: list[dict[str, int | None] | None],
     )
 
 
-def _apply(snap: Snapshot, op: str, node: str, claims: list[str], n: int) -> None:
-    if op == "add":
+def _apply(
+    snap: Snapshot, op: str, node: str, claims: list[str], n: int, features: Features
+) -> None:
+    if op == "update":  # the client's update: a VolumeAttachment more (the columns rebuilt)
+        pv = snap.storage.pvs[f"pv{n % 5}"]
+        assert pv.csi is not None
+        va = VolumeAttachment(f"new-va{n}", pv.csi.driver, node, pv.name)
+        snap.storage.attachments[va.name] = va
+        snap.storage.objects_generation += 1
+        snap.storage.generation += 1
+    elif op == "add":
         snap.add_pod(_claims(f"p{n}", *claims), node)
     elif op == "remove" and snap.pods:
         snap.remove_pod(next(iter(snap.pods)))
@@ -275,7 +290,7 @@ def _apply(snap: Snapshot, op: str, node: str, claims: list[str], n: int) -> Non
         victims = [r for r in snap.pods.values() if r.node_name == node]
         for r in victims:
             snap.remove_pod(r.pod.uid)
-        check(_claims("preemptor", *claims), snap)
+        check(_claims("preemptor", *claims), snap, features)
         for r in victims:
             snap.add_pod(r.pod, node, info=r.info)
 
@@ -284,19 +299,22 @@ def _apply(snap: Snapshot, op: str, node: str, claims: list[str], n: int) -> Non
 @given(drivers=st.lists(st.sampled_from(("d1", "d2")), min_size=5, max_size=5),
        csi=st.lists(csi_st, min_size=3, max_size=3),
        vas=st.lists(st.tuples(st.integers(0, 4), st.sampled_from(NODES)), max_size=3),
-       ops=ops_st, log_limit=st.sampled_from((2, 4096)))
+       ops=ops_st, log_limit=st.sampled_from((2, 4096)),
+       version=st.sampled_from(list(EmulatedVersion)))
 def test_the_kept_counts_equal_a_recount_on_every_node(
     drivers: list[str], csi: list[dict[str, int | None] | None], vas: list[tuple[int, str]],
-    ops: list[tuple[str, str, list[str], list[str]]], log_limit: int,
+    ops: list[tuple[str, str, list[str], list[str]]], log_limit: int, version: EmulatedVersion,
 ) -> None:
     """After every change, a new pod's verdict on every node is the per-row recount's and that
     of counts built from scratch (claims shared between pods, VolumeAttachments of pods'
-    volumes and others, limits 0-3 or none, nodes without a CSINode)."""
+    volumes and others, added by updates too, limits 0-3 or none, nodes without a CSINode,
+    pods whose volume cannot be counted)."""
+    features = Features(version)
     with mock.patch("schedsvc.framework.pod_volumes.CHANGE_LOG_LIMIT", log_limit):
         snap = _random_world(drivers, csi, vas)
         for n, (op, node, claims, new) in enumerate(ops):
-            _apply(snap, op, node, claims, n)
-            check(_claims(f"new{n}", *new), snap)
+            _apply(snap, op, node, claims, n, features)
+            check(_claims(f"new{n}", *new), snap, features)
     counts = PodVolumeIndex.for_snapshot(snap).derived.get(KEY)
     assert counts is None or isinstance(counts, AttachCounts)
     if isinstance(counts, AttachCounts):  # nothing kept for rows without a limit
