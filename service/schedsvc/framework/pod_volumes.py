@@ -18,9 +18,12 @@ from ..model_volume import Volume
 from .pod_record import PodRecord
 from .snapshot import Snapshot
 
-__all__ = ["DiskKey", "PodVolumeIndex", "disk_keys", "counted_by_limits"]
+__all__ = ["CHANGE_LOG_LIMIT", "DiskKey", "PodVolumeIndex", "disk_keys", "counted_by_limits"]
 
 CountArray = npt.NDArray[np.int32]
+# how many volume-pod changes the index keeps for consumers to catch up from; one left
+# further behind rebuilds (a full recount costs about what this many row updates cost)
+CHANGE_LOG_LIMIT = 4096
 # (source, identity...): one inline disk as VolumeRestrictions compares them
 DiskKey = tuple[str, ...]
 
@@ -68,11 +71,15 @@ class PodVolumeIndex:
     """A PodListener. `claim_refs` counts each "namespace/claim" over the persistentVolumeClaim
     volumes of the pods on nodes (not the nominated temporaries: kube's snapshot does not hold
     them); `disks[key]` per row the inline disks with that identity, `writable[key]` those not
-    read-only; `volume_pods[row]` the pods there with a volume NodeVolumeLimits counts."""
+    read-only; `volume_pods[row]` the pods there with a volume NodeVolumeLimits counts.
+
+    Every change to `volume_pods` (an add or remove, a nominated temporary's included) is
+    logged by row, so what is derived from it per row (NodeVolumeLimits' attach counts) can
+    recompute just those rows: `volume_changes_since(position)`."""
 
     __slots__ = (
         "_snap", "claim_refs", "disks", "writable", "volume_pods", "temporaries",
-        "capacity", "derived",
+        "capacity", "derived", "_changed_rows", "_changes_start",
     )
 
     def __init__(self, snap: Snapshot) -> None:
@@ -88,11 +95,34 @@ class PodVolumeIndex:
         # what a plugin derives from the snapshot's storage objects and keeps with it, by
         # plugin name (NodeVolumeLimits' CSINode columns), valid as long as its own key says
         self.derived: dict[str, object] = {}
+        # the rows whose volume_pods changed, oldest first; _changes_start is the position
+        # (count of changes ever logged) of the first one kept
+        self._changed_rows: list[int] = []
+        self._changes_start = 0
 
     @classmethod
     def for_snapshot(cls, snap: Snapshot) -> PodVolumeIndex:
         """The snapshot's index, built (from every pod on a node) on first use."""
         return snap.listener_of(cls, lambda: cls(snap))
+
+    @property
+    def volume_position(self) -> int:
+        """The position after the last logged change to `volume_pods`."""
+        return self._changes_start + len(self._changed_rows)
+
+    def volume_changes_since(self, position: int) -> list[int] | None:
+        """The rows (repeats possible) whose `volume_pods` changed since `position`; None
+        when those changes are no longer kept (the consumer rebuilds from `volume_pods`)."""
+        if position < self._changes_start:
+            return None
+        return self._changed_rows[position - self._changes_start:]
+
+    def _log_change(self, row: int) -> None:
+        if len(self._changed_rows) >= CHANGE_LOG_LIMIT:
+            drop = CHANGE_LOG_LIMIT // 2  # amortized: one shift per half a limit of changes
+            del self._changed_rows[:drop]
+            self._changes_start += drop
+        self._changed_rows.append(row)
 
     def is_used(self, claim_key: str) -> bool:
         """kube's IsPVCUsedByPods."""
@@ -131,6 +161,7 @@ class PodVolumeIndex:
             _keep(self.temporaries, row, rec.key, pod, delta)
         if counted:
             _keep(self.volume_pods, row, rec.key, pod, delta)
+            self._log_change(row)
 
     def pod_added(self, rec: PodRecord, row: int) -> None:
         self._update(rec, row, +1)

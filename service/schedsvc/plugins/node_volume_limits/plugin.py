@@ -4,15 +4,15 @@
 PreFilter skips a pod without a claim, an ephemeral volume or a migratable in-tree disk. Filter
 counts, per node, the new pod's volumes (which depend on the node only through its CSINode:
 in-tree disks migrate only where there is one), then the volumes the node's pods and its
-VolumeAttachments already attach. Rows with no pod with volumes and no attachment are decided
-in numpy from the CSINode columns; the others (few) one by one over their volume pods only
-(framework/pod_volumes.py). No PreFilterExtensions: preemption re-runs Filter without the
+VolumeAttachments already attach: those are kept per row across filters (attach_counts.py,
+recounted for the rows whose pods with volumes changed), so rows are decided in numpy from
+the CSINode columns and the counts, except the few whose pods attach one of the new pod's
+volumes or cannot be counted. No PreFilterExtensions: preemption re-runs Filter without the
 victims, as kube's Filter recounts the cloned node.
 """
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Mapping
 from typing import Any
 
@@ -24,8 +24,8 @@ from ...framework.feature import DEFAULT_FEATURES, Features
 from ...framework.pod_volumes import PodVolumeIndex, counted_by_limits
 from ...framework.podinfo import PodInfo
 from ...framework.snapshot import BoolArray, Snapshot
-from ...model_storage import CSINode
 from ..volume_common import has_storage_volumes
+from .attach_counts import attach_counts
 from .attachable import AttachError, attachable
 from .node_columns import NodeColumns, node_columns
 
@@ -134,23 +134,14 @@ class NodeVolumeLimits:
             live = self._drivers_installed(new_vol, snap, rows, live, cols, out)
         if ctx is None:  # no CSINode: no limits
             return
-        sub = rows[live]
-        slow = cols.has_limits[sub] & np.fromiter(
-            (r in index.volume_pods or r in cols.attached for r in sub.tolist()),
-            dtype=np.bool_, count=len(sub),
+        live = live[cols.has_limits[rows[live]]]
+        over, errors = attach_counts(index, cols, self.features, snap.storage).decide(
+            new_vol, rows[live]
         )
-        new_count = Counter(new_vol.values())
-        fast = live[~slow & cols.has_limits[sub]]
-        for driver, n in new_count.items():
-            lim = cols.limits.get(driver)
-            if lim is not None:
-                lims = lim[rows[fast]]
-                out.reject(ERR_REASON_MAX_VOLUME_COUNT, fast[(lims >= 0) & (n > lims)])
-        for p in live[slow].tolist():
-            row = int(rows[p])
-            why = self._exceeds(snap, row, cols.csi_nodes[row], dict(new_vol), index, cols)
-            if why is not None:
-                out.reject(why[0], p, why[1])
+        if over.any():
+            out.reject(ERR_REASON_MAX_VOLUME_COUNT, live[over])
+        for p, err in errors:  # kube's Error (an existing pod's volume)
+            out.reject(str(err), int(live[p]), _code(err))
 
     def _drivers_installed(
         self, new_vol: dict[str, str], snap: Snapshot, rows: Rows, pos: Rows, cols: NodeColumns,
@@ -168,31 +159,6 @@ class NodeVolumeLimits:
             out.reject(driver_not_installed(driver), pos[~ok])
             pos = pos[ok]
         return pos
-
-    def _exceeds(
-        self, snap: Snapshot, row: int, csi_node: CSINode, new_vol: dict[str, str],
-        index: PodVolumeIndex, cols: NodeColumns,
-    ) -> tuple[str, Code] | None:
-        """kube's count on one node with pods with volumes or attachments; None: it fits."""
-        attached: dict[str, str] = {}
-        try:
-            for p in index.volume_pods.get(row, {}).values():
-                attachable(p, False, snap.storage, csi_node, self.features, attached)
-        except AttachError as e:  # kube's Error (an existing pod's volume)
-            return str(e), _code(e)
-        count: Counter[str] = Counter()
-        for unique, driver in attached.items():
-            new_vol.pop(unique, None)
-            count[driver] += 1
-        for unique, driver in cols.attached.get(row, {}).items():
-            if unique not in attached:
-                count[driver] += 1
-        limits = {d.name: d.allocatable_count for d in csi_node.drivers}
-        for driver, n in Counter(new_vol.values()).items():
-            lim = limits.get(driver)
-            if lim is not None and count[driver] + n > lim:
-                return ERR_REASON_MAX_VOLUME_COUNT, Code.UNSCHEDULABLE
-        return None
 
     def sign(self, pod: PodInfo) -> bytes | None:
         return None if has_storage_volumes(pod.pod) else b""
