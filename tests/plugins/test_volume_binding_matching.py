@@ -6,18 +6,24 @@ PV, ties by name where kube's follow map order)."""
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 
 import numpy as np
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from schedsvc.framework import storage as storage_module
+from schedsvc.framework.snapshot import Snapshot
+from schedsvc.framework.storage import Assumption
 from schedsvc.model import LabelSelector, NodeSelectorRequirement, NodeSelectorTerm
 from schedsvc.model_storage import (
     BLOCK,
     FILESYSTEM,
     READ_WRITE_MANY,
     READ_WRITE_ONCE,
+    ClaimRef,
     PersistentVolume,
     PersistentVolumeClaim,
 )
@@ -160,3 +166,36 @@ def test_a_second_claim_takes_the_next_pv_of_the_same_zone() -> None:
     zone_b = [snap.row_of(n.name) for n in NODES if n.labels["zone"] == "b"]
     assert {names[0][r] for r in zone_a} == {"pv0"} and {names[1][r] for r in zone_a} == {"pv1"}
     assert {names[0][r] for r in zone_b} | {names[1][r] for r in zone_b} == {None}
+
+
+def _assume(snap: Snapshot, uid: str, pv: PersistentVolume, c: PersistentVolumeClaim) -> None:
+    taken = dataclasses.replace(pv, claim_ref=ClaimRef(c.namespace, c.name, c.uid))
+    snap.storage.assume(uid, Assumption(((pv, taken),), (), ()))
+
+
+@pytest.mark.parametrize("kept", [4096, 1], ids=["log kept", "log restarted every change"])
+def test_the_kept_claim_refs_follow_assumes_and_restores(
+    kept: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An assume takes a PV from the other claims and pre-binds it to its own; a restore gives
+    it back; the kept claimRefs follow both, whether read from the log or rebuilt."""
+    monkeypatch.setattr(storage_module, "_PV_CHANGES_KEPT", kept)
+    c0, c1 = (make_pvc(f"c{i}", "x", 1, access_modes=(READ_WRITE_ONCE,)) for i in range(2))
+    pvs = [make_pv(f"pv{i}", "x", 1 + i, phase="Available", access_modes=(READ_WRITE_ONCE,))
+           for i in range(2)]
+    snap = storage_snapshot(NODES, pvs=pvs, pvcs=[c0, c1])
+
+    def first(c: PersistentVolumeClaim) -> str | None:
+        found = match_static([c], snap)
+        i = int(found.chosen[0, 0])
+        return found.pvs[i].name if i >= 0 else None
+
+    assert (first(c0), first(c1)) == ("pv0", "pv0")
+    _assume(snap, "p0", pvs[0], c0)
+    assert (first(c0), first(c1)) == ("pv0", "pv1")  # pv0 pre-bound to c0, taken for c1
+    _assume(snap, "p1", pvs[1], c1)
+    assert (first(c0), first(c1)) == ("pv0", "pv1")
+    snap.storage.restore("p0")
+    assert (first(c0), first(c1)) == ("pv0", "pv1")  # c0 free to take pv0 again
+    snap.storage.restore("p1")
+    assert (first(c0), first(c1)) == ("pv0", "pv0")

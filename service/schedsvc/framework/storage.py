@@ -22,6 +22,8 @@ from ..model_storage import (
 
 __all__ = ["Assumption", "StorageState"]
 
+_PV_CHANGES_KEPT = 4096
+
 
 @dataclass(frozen=True, slots=True)
 class Assumption:
@@ -38,7 +40,8 @@ class StorageState:
 
     __slots__ = (
         "pvs", "pvcs", "classes", "csi_nodes", "csi_drivers", "capacities", "attachments",
-        "generation", "objects_generation", "assumed", "derived",
+        "generation", "objects_generation", "assumed", "derived", "pv_changes",
+        "pv_changes_epoch",
     )
 
     def __init__(self) -> None:
@@ -61,6 +64,11 @@ class StorageState:
         self.derived: dict[object, object] = {}
         # pod uid -> what its Reserve assumed, until the pod is bound (upserted) or removed
         self.assumed: dict[str, Assumption] = {}
+        # the names of the PVs an assume or restore replaced, in order, so what is kept per PV
+        # between updates (VolumeBinding's claimRefs per class) reads only those; bounded: past
+        # _PV_CHANGES_KEPT the log restarts under a new epoch and its readers rebuild
+        self.pv_changes: list[str] = []
+        self.pv_changes_epoch = 0
 
     def is_empty(self) -> bool:
         return not (
@@ -75,6 +83,7 @@ class StorageState:
         by the client replaces the assumed copy, as kube's informer object wins."""
         for _, pv in assumption.pvs:
             self.pvs[pv.name] = pv
+            self._pv_changed(pv.name)
         for _, pvc in assumption.pvcs:
             self.pvcs[pvc.key] = pvc
         self.assumed[uid] = assumption
@@ -93,10 +102,17 @@ class StorageState:
         for original, pv in a.pvs:
             if self.pvs.get(pv.name) is pv and pv.name not in held:
                 self.pvs[pv.name] = original
+                self._pv_changed(pv.name)
         for original_claim, pvc in a.pvcs:
             if self.pvcs.get(pvc.key) is pvc and pvc.key not in held:
                 self.pvcs[pvc.key] = original_claim
         self.generation += 1
+
+    def _pv_changed(self, name: str) -> None:
+        if len(self.pv_changes) >= _PV_CHANGES_KEPT:
+            self.pv_changes = []
+            self.pv_changes_epoch += 1
+        self.pv_changes.append(name)
 
     def forget(self, uid: str) -> None:
         """The pod is bound: its assumed objects stay until the client upserts them."""

@@ -22,7 +22,7 @@ from ...framework import Rows
 from ...framework.snapshot import BoolArray, IntArray, Snapshot
 from ...model_storage import FILESYSTEM, PersistentVolume, PersistentVolumeClaim
 from .matching import refers_to
-from .pv_index import ClassIndex, ObjArray, access_bits, class_index
+from .pv_index import ClassIndex, ClassRefs, ObjArray, access_bits, class_index, class_refs
 
 __all__ = ["Candidates", "candidates", "StaticMatch", "match_static"]
 
@@ -39,21 +39,19 @@ class Candidates:
     fits: IntArray
 
 
-def candidates(
-    claim: PersistentVolumeClaim, idx: ClassIndex, pvs: Sequence[PersistentVolume]
-) -> Candidates:
+def candidates(claim: PersistentVolumeClaim, idx: ClassIndex, refs: ClassRefs) -> Candidates:
     """Tests 2-6 for every PV (claimRef, capacity, volume mode, VolumeAttributesClass,
     deletion), then 9-13 for a PV not pre-bound (Available, selector, class, access modes).
-    `pvs` are the index's PVs as they are now (an assume sets claimRefs)."""
-    n = len(pvs)
-    has_ref = np.fromiter((p.claim_ref is not None for p in pvs), dtype=np.bool_, count=n)
+    `refs` holds the index's PVs as they are now (an assume sets claimRefs)."""
+    pvs, has_ref = refs.pvs, refs.has_ref
     common = (
         (idx.capacity >= (claim.request or 0))
         & (idx.volume_mode == (claim.volume_mode or FILESYSTEM))
         & (idx.attributes_class == (claim.volume_attributes_class_name or ""))
         & ~idx.deleting
     )
-    referring = [i for i in np.flatnonzero(common & has_ref).tolist() if refers_to(pvs[i], claim)]
+    named = refs.by_claim.get((claim.namespace, claim.name), ())
+    referring = [i for i in named if common[i] and refers_to(pvs[i], claim)]
     if referring:  # kube returns the first it meets (map order): ours, the first by name
         return Candidates(min(referring, key=lambda i: idx.names[i]), np.zeros(0, np.int64))
     want = access_bits(claim.access_modes)
@@ -134,18 +132,18 @@ def match_static(claims: Sequence[PersistentVolumeClaim], snap: Snapshot) -> Sta
     ordered = tuple(sorted(claims, key=lambda c: c.request or 0))
     pvs: list[PersistentVolume] = []
     columns: list[tuple[IntArray, ObjArray]] = []
-    classes: dict[str, tuple[ClassIndex, list[PersistentVolume], int]] = {}
+    classes: dict[str, tuple[ClassIndex, ClassRefs, int]] = {}
     chosen = np.full((len(ordered), snap.n_rows), -1, dtype=np.int64)
     for k, claim in enumerate(ordered):
         cls = claim.class_name()
         if cls not in classes:
             idx = class_index(cls, snap)
-            now = [snap.storage.pvs[name] for name in idx.names]
-            classes[cls] = (idx, now, len(pvs))
-            pvs.extend(now)
+            refs = class_refs(cls, idx, snap.storage)
+            classes[cls] = (idx, refs, len(pvs))
+            pvs.extend(refs.pvs)
             columns.append((idx.capacity, idx.spec_class))
-        idx, now, base = classes[cls]
-        cand = candidates(claim, idx, now)
+        idx, refs, base = classes[cls]
+        cand = candidates(claim, idx, refs)
         if cand.prebound >= 0:
             pos = np.array([cand.prebound], dtype=np.int64)
         elif len(cand.fits):

@@ -5,7 +5,9 @@ A StatefulSet's claims are matched against every PV of their class for every pod
 not change between pods is kept: the PVs in kube's preference order (smallest capacity, then by
 name), the node-independent fields FindMatchingVolume tests, and the rows each distinct node
 affinity admits (a local PV admits one row, a zonal one a third of them). An assume (Reserve)
-changes only a PV's claimRef, which is read from the current object for each pod.
+changes only a PV's claimRef: the class's PVs as they are now, with their claimRefs, are kept
+beside the index (ClassRefs) and brought up to date from the storage's log of the PVs assumes
+and restores replaced.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from ...model import NodeSelectorTerm
 from ...model_storage import ACCESS_MODES, FILESYSTEM, PersistentVolume
 from .matching import affinity_rows
 
-__all__ = ["ClassIndex", "ObjArray", "access_bits", "class_index"]
+__all__ = ["ClassIndex", "ClassRefs", "ObjArray", "access_bits", "class_index", "class_refs"]
 
 ObjArray = npt.NDArray[np.object_]
 
@@ -108,5 +110,66 @@ def class_index(cls: str, snap: Snapshot) -> ClassIndex:
     if isinstance(hit, ClassIndex) and hit.key == _key(snap):
         return hit
     built = _build(cls, snap)
+    storage.derived[key] = built
+    return built
+
+
+class ClassRefs:
+    """The index's PVs as they are now (`pvs`), whether each has a claimRef, and the positions
+    whose claimRef names each claim (namespace, name). Kept for one StorageState (a fork's
+    storage builds its own: this object is updated in place) and one index."""
+
+    __slots__ = ("index", "owner", "epoch", "seen", "pvs", "has_ref", "by_claim", "_pos")
+
+    def __init__(self, index: ClassIndex, storage: StorageState) -> None:
+        self.index = index
+        self.owner = storage
+        self.epoch = storage.pv_changes_epoch
+        self.seen = len(storage.pv_changes)
+        self.pvs = [storage.pvs[name] for name in index.names]
+        self._pos = {name: i for i, name in enumerate(index.names)}
+        self.has_ref = np.zeros(len(self.pvs), dtype=np.bool_)
+        self.by_claim: dict[tuple[str, str], set[int]] = {}
+        for i, pv in enumerate(self.pvs):
+            self._note(i, pv, +1)
+
+    def _note(self, i: int, pv: PersistentVolume, sign: int) -> None:
+        ref = pv.claim_ref
+        if ref is None:
+            return
+        self.has_ref[i] = sign > 0
+        key = (ref.namespace, ref.name)
+        if sign > 0:
+            self.by_claim.setdefault(key, set()).add(i)
+            return
+        held = self.by_claim.get(key)
+        if held is not None:
+            held.discard(i)
+            if not held:
+                del self.by_claim[key]
+
+    def current(self, storage: StorageState) -> bool:
+        """Up to date with `storage`'s log (False: it cannot be, build anew)."""
+        if storage is not self.owner or storage.pv_changes_epoch != self.epoch:
+            return False
+        log = storage.pv_changes
+        for name in log[self.seen:]:
+            i = self._pos.get(name)
+            if i is None:
+                continue
+            self._note(i, self.pvs[i], -1)
+            self.pvs[i] = storage.pvs[name]
+            self._note(i, self.pvs[i], +1)
+        self.seen = len(log)
+        return True
+
+
+def class_refs(cls: str, index: ClassIndex, storage: StorageState) -> ClassRefs:
+    """The class's PVs as they are now, kept beside its index."""
+    key = ("volume-binding-refs", cls)
+    hit = storage.derived.get(key)
+    if isinstance(hit, ClassRefs) and hit.index is index and hit.current(storage):
+        return hit
+    built = ClassRefs(index, storage)
     storage.derived[key] = built
     return built
