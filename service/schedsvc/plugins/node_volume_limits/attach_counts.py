@@ -53,13 +53,15 @@ class AttachCounts:
     kube dedups the new pod's volumes against its pods' only)."""
 
     __slots__ = (
-        "cols", "features", "position", "errors", "error_rows", "attached", "counts",
+        "owner", "cols", "features", "position", "errors", "error_rows", "attached", "counts",
         "holders", "_drivers",
     )
 
     def __init__(
         self, cols: NodeColumns, features: Features, index: PodVolumeIndex, storage: StorageState
     ) -> None:
+        # updated in place: kept for this index only (a fork's index builds its own)
+        self.owner = index
         self.cols = cols
         self.features = features
         self.position = index.volume_position
@@ -174,8 +176,8 @@ def attach_counts(
     objects, the nodes) or the features changed or the index no longer has the changes."""
     last = index.derived.get(KEY)
     if (
-        isinstance(last, AttachCounts) and last.cols is cols and last.features == features
-        and last.refresh(index, storage)
+        isinstance(last, AttachCounts) and last.owner is index and last.cols is cols
+        and last.features == features and last.refresh(index, storage)
     ):
         return last
     fresh = AttachCounts(cols, features, index, storage)

@@ -100,11 +100,15 @@ def pod_claims(pod: Pod, storage: StorageState) -> PodClaims | str | ClaimError 
     """PreFilter's classification, the same object for PreScore and Reserve of the same pod
     (and its memo with it) while the storage is unchanged."""
     hit = storage.derived.get(_LAST)
-    if isinstance(hit, tuple) and hit[0] is pod and hit[1] == storage.generation:
-        found: PodClaims | str | ClaimError | None = hit[2]
+    if (
+        isinstance(hit, tuple) and hit[0] is pod and hit[1] is storage
+        and hit[2] == storage.generation
+    ):
+        found: PodClaims | str | ClaimError | None = hit[3]
         return found
     found = _classify(pod, storage)
-    storage.derived[_LAST] = (pod, storage.generation, found)
+    # with its storage: the result's memo is written in place, so a fork's storage keeps its own
+    storage.derived[_LAST] = (pod, storage, storage.generation, found)
     return found
 
 
