@@ -75,10 +75,11 @@ class ForkSnapshot(Snapshot):
 
     @classmethod
     def of(cls, base: Snapshot) -> ForkSnapshot:
-        """A fork of `base` (a live snapshot or a fork). Builds the base's lazy visiting
-        order first, which the base's next cycle would build anyway."""
+        """A fork of `base` (a live snapshot or a fork). The base's visiting order is taken
+        as it is, built or not: building it here would be exact for the base but not for a
+        fork that then moves a node between zones (kube's list follows the tree only at its
+        next rebuild), and the fork builds its own on its first read, into its own fields."""
         assert not base.temporaries, "temporaries live only inside a cycle"
-        base.position  # noqa: B018 - built on the base, shared read-only
         f = cls.__new__(cls)
         f.__dict__.update(base.__dict__)
         f.origin = base
