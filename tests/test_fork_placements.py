@@ -157,14 +157,17 @@ def test_preemption_on_a_fork_nominates_and_picks_victims_as_the_cluster_does(
         for i in range(4) for k in range(2)
     )
     world = World(nodes, low, ())
-    pods = [pod_of("urgent", f"u{j}", "b", 500) for j in range(6)]
+    history = [pod_of("urgent", f"h{j}", "b", 500) for j in range(2)]
+    pods = [pod_of("urgent", f"u{j}", "b", 500) for j in range(4)]
     pods += [pod_of("plain", f"p{j}", "c", 200) for j in range(3)]
-    a, b, c = _trio(world, pods, batching, [])
+    # the history preempts on every cluster: the base holds nominations and its VictimTable
+    a, b, c = _trio(world, pods, batching, history)
+    assert len(a.snapshot.nominated) == 2
     before = fingerprint(a)
     with a.fork() as f:
         simulated = _run(f, pods)
     real = _real(b, pods)
     assert simulated == real
-    assert sum(1 for k in real if k[3]) >= 4  # most urgent pods were nominated
+    assert sum(1 for k in real if k[3]) >= 2  # urgent pods were nominated
     assert fingerprint(a) == before
     assert _real(a, pods) == _real(c, pods)
