@@ -15,6 +15,8 @@ from schedsvc.engine.cluster import Cluster
 from schedsvc.engine.schedule_one import Placement, schedule_one
 from schedsvc.engine.scheduler import SnapshotUpdate
 from schedsvc.engine.simulate import ClusterFork
+from schedsvc.engine.update_apply import apply_update
+from schedsvc.engine.update_check import validate_update
 from schedsvc.errors import FailedPrecondition
 from schedsvc.model import Pod
 from tests.builders.fingerprint import fingerprint
@@ -169,5 +171,31 @@ def test_preemption_on_a_fork_nominates_and_picks_victims_as_the_cluster_does(
     real = _real(b, pods)
     assert simulated == real
     assert sum(1 for k in real if k[3]) >= 2  # urgent pods were nominated
+    assert fingerprint(a) == before
+    assert _real(a, pods) == _real(c, pods)
+
+
+@pytest.mark.parametrize("batching", [False, True], ids=["batching off", "batching on"])
+def test_nodes_changed_on_a_fork_place_as_an_update_of_the_cluster_would(
+    batching: bool,
+) -> None:
+    """UpdateSnapshot's own code on a fork (validate_update, apply_update, the batch states
+    told, the env's sampling refreshed), then pods: as the cluster's update then Schedule."""
+    world = World(tuple(node_of(i, 3, 1000) for i in range(5)), (), ())
+    upd = SnapshotUpdate(
+        upsert_nodes=[node_of(i, 2, 2000, tainted=i == 6) for i in range(4, 9)],
+        remove_nodes=["n0"],
+    )
+    pods = [pod_of("spread" if j % 2 else "anti", f"s{j}", "abc"[j % 3], 300) for j in range(12)]
+    a, b, c = _trio(world, pods, batching, [pod_of("plain", "h", "a", 300)])
+    before = fingerprint(a)
+    with a.fork() as f:
+        infos = validate_update(f.snapshot, upd)
+        dirty, rows = apply_update(f.snapshot, upd, infos)
+        f.batches.updated(upd, dirty, rows)
+        f.refresh_env()
+        simulated = _run(f, pods)
+    b.update(upd)
+    assert simulated == _real(b, pods)
     assert fingerprint(a) == before
     assert _real(a, pods) == _real(c, pods)
