@@ -12,6 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from schedsvc.engine.cluster import Cluster
+from schedsvc.engine.explain import explain
 from schedsvc.engine.schedule_one import Placement, schedule_one
 from schedsvc.engine.scheduler import SnapshotUpdate
 from schedsvc.engine.simulate import ClusterFork
@@ -199,3 +200,18 @@ def test_nodes_changed_on_a_fork_place_as_an_update_of_the_cluster_would(
     assert simulated == _real(b, pods)
     assert fingerprint(a) == before
     assert _real(a, pods) == _real(c, pods)
+
+
+def test_explain_on_a_fork_reads_the_fork_as_explain_on_the_cluster_reads_it() -> None:
+    """Explain after pods placed on a fork: every node's verdict and the preemption
+    candidates are those of the cluster that really placed them."""
+    world = World(tuple(node_of(i, 2, 1000) for i in range(3)), (), ())
+    pods = [pod_of("anti" if j % 2 else "plain", f"s{j}", "a", 400, prio=0) for j in range(5)]
+    probe = pod_of("urgent", "probe", "a", 700)
+    a, b, _ = _trio(world, pods, False, [])
+    with a.fork() as f:
+        _run(f, pods)
+        simulated = explain(f.env, probe)
+    b.schedule(pods)
+    assert simulated == b.explain(probe)
+    assert simulated.nominated_node  # the probe fits nowhere without preempting

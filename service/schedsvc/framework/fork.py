@@ -131,8 +131,8 @@ class ForkSnapshot(Snapshot):
         self._owned_images.add(name)
 
     def _own_node_static(self, node: Node | None) -> None:
-        """What a node's upsert or removal writes: the node columns, the tree, and the label,
-        image and host-port-free structures of `node`."""
+        """What a node's upsert or removal writes: the node columns, the tree, and the label
+        columns and image rows `node` names (None: none)."""
         self._own(*_NODE_COLUMNS)
         if "tree" not in self._owned:
             self.tree = _copy_tree(self.tree)
