@@ -329,6 +329,7 @@ class ForkedTermGroups(TermGroups[_K]):
     __slots__ = ("_shared",)
 
     def __init__(self, origin: TermGroups[_K]) -> None:
+        super().__init__()
         self.counts = dict(origin.counts)
         self._totals = dict(origin._totals)
         self._shared = {id(a) for a in origin.counts.values()}
@@ -357,9 +358,9 @@ class ForkedAffinityIndex(AffinityIndex):
     written (its LRU order included: `matching` moves the fork's own copy)."""
 
     def __init__(self, origin: AffinityIndex) -> None:
+        super().__init__(origin._max_selectors)
         self.origin = origin
         self._capacity = origin._capacity
-        self._max_selectors = origin._max_selectors
         self._pods = OverlayMap(origin._pods)
         self._terms = OverlayMap(origin._terms)
         self.required_anti = ForkedTermGroups(origin.required_anti)

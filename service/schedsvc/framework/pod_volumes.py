@@ -171,7 +171,7 @@ class ForkedPodVolumeIndex(PodVolumeIndex):
     __slots__ = ("origin", "_shared")
 
     def __init__(self, origin: PodVolumeIndex, snap: Snapshot) -> None:
-        self._snap = weakref.ref(snap)
+        super().__init__(snap)  # what is not taken below starts as in a new index
         self.origin = origin
         self.claim_refs = OverlayMap(origin.claim_refs)
         self.disks = dict(origin.disks)
@@ -179,7 +179,6 @@ class ForkedPodVolumeIndex(PodVolumeIndex):
         self.volume_pods = OwnedValues(origin.volume_pods)
         self.temporaries = OwnedValues(origin.temporaries)
         self.capacity = origin.capacity
-        self.derived = {}
         self._shared = {id(a) for t in (origin.disks, origin.writable) for a in t.values()}
 
     def _count(

@@ -175,9 +175,8 @@ class ForkedSelectorCounts(SelectorCounts):
     is never written; a selector first asked for here is scanned over the fork's pods."""
 
     def __init__(self, origin: SelectorCounts, snap: Snapshot) -> None:
-        self._snap = weakref.proxy(snap)
+        super().__init__(snap, origin._max_entries)
         self._capacity = origin._capacity
-        self._max_entries = origin._max_entries
         self._by_ns = {ns: dict(e) for ns, e in origin._by_ns.items()}
         self._lru = OrderedDict(origin._lru)
         self._keyed = {ns: {p: set(s) for p, s in d.items()} for ns, d in origin._keyed.items()}

@@ -118,12 +118,11 @@ class StorageState:
         overlays, `derived` starts empty. Not an overlay of this one's: a derived value may
         be changed in place by whoever finds it (an incremental cache), and the fork's
         generation numbers run into this one's future ones."""
-        f = StorageFork.__new__(StorageFork)
+        f = StorageFork()  # what is not taken below starts as in a new state
         f.origin = self
         for name in (*_OBJECTS, "assumed"):
             setattr(f, name, OverlayMap(getattr(self, name)))
         f.generation, f.objects_generation = self.generation, self.objects_generation
-        f.derived = {}
         return f
 
 
