@@ -13,11 +13,12 @@ from schedsvc.engine.schedule_one import schedule_one
 from schedsvc.engine.scheduler import SnapshotUpdate
 from schedsvc.model import LabelSelector, TopologySpreadConstraint
 from tests.builders.clusters import cluster_of
+from tests.builders.domain import MiB
 from tests.builders.fork_world import node_of, pod_of
 
 NODES = 5000
 PODS_PER_NODE = 10
-MiB = 1 << 20
+
 
 
 def test_a_fork_costs_what_it_changes_not_the_cluster() -> None:
