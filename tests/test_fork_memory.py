@@ -20,7 +20,6 @@ NODES = 5000
 PODS_PER_NODE = 10
 
 
-
 def test_a_fork_costs_what_it_changes_not_the_cluster() -> None:
     c = cluster_of([], batching=True)
     nodes = [node_of(i, 3, 4000) for i in range(NODES)]
