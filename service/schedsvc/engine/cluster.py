@@ -11,8 +11,9 @@ state is `batching/cluster_batches.py`.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from typing import Protocol
 
 import numpy as np
@@ -30,6 +31,7 @@ from .nomination_bound import check_update
 from .observer import NULL_OBSERVER, Observer
 from .runtime import Framework
 from .schedule_one import Placement, schedule_one
+from .simulate.fork import ClusterFork
 from .staged import StagedReplace
 from .update_apply import apply_update
 from .update_check import validate_update
@@ -226,6 +228,24 @@ class Cluster:
             if self.damaged:
                 self._refuse_damaged()
             return explain(self._cycle_env, pod)
+
+    # ---- simulations ---------------------------------------------------------------------------
+    @contextmanager
+    def fork(self) -> Iterator[ClusterFork]:
+        """A copy-on-write fork of this cluster (engine/simulate/fork.py), for a simulation:
+        the lock is held until the block ends, so the cluster cannot move under the fork and
+        its requests wait, as behind a Schedule batch. Refused like Schedule while a staged
+        replace is open or the state is damaged. Whatever happens in the block (an error, a
+        MemoryError, a deadline), the cluster is as before: the fork never wrote it."""
+        with self.lock:
+            self.staged.refuse_if_open(self.name)
+            if self.damaged:
+                self._refuse_damaged()
+            f = ClusterFork.of(self.snapshot, self.cursor, self.engine)
+            try:
+                yield f
+            finally:
+                f.discard()
 
     # ---- for the server: a batch in slices, and a size hint ----------------------------------
     def run_slice(

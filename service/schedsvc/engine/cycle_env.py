@@ -39,6 +39,9 @@ class CycleEnv:
     # whether a cycle makes a CycleRecord: not for the null observer (metrics and tracing
     # off), which would drop it
     records: bool
+    # whether an unschedulable pod runs PostFilter (DefaultPreemption): a simulation that
+    # asks what fits (fill, drain, scale_up) turns it off, a pod that would preempt fits not
+    preemption: bool = True
 
 
 def sampling_by_profile(

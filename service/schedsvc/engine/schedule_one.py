@@ -172,7 +172,10 @@ def _unschedulable(
             nodes_evaluated=r.evaluated,
         )
     assert r.cs is not None
-    post = post_filter(env, cursor, fw, r.cs, info, diag, nominated, dry_run)
+    post = (
+        post_filter(env, cursor, fw, r.cs, info, diag, nominated, dry_run)
+        if env.preemption else None
+    )
     message, reasons = fit_error(
         env.snapshot.num_nodes, diag, post.message if post is not None else ""
     )

@@ -19,7 +19,7 @@ Arrays handed out are live views: read them within the cycle, never write to the
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Mapping
+from collections.abc import Mapping, MutableMapping
 from dataclasses import dataclass
 from typing import Generic, TypeVar
 
@@ -32,12 +32,14 @@ from ..model import (
     Pod,
     PodAffinityTerm,
 )
+from .overlay import OverlayMap
 from .snapshot import IntArray, NominatedKey, PodRecord, Snapshot
 
 __all__ = [
     "AffinityIndex",
     "AffinityTerm",
     "CountArray",
+    "ForkedAffinityIndex",
     "NamespaceFilter",
     "SelectorKey",
     "TermGroups",
@@ -233,11 +235,11 @@ class AffinityIndex:
     def __init__(self, max_selectors: int = DEFAULT_MAX_SELECTORS) -> None:
         self._capacity = 0
         self._max_selectors = max_selectors
-        self._pods: dict[str | NominatedKey, tuple[Pod, int]] = {}
+        self._pods: MutableMapping[str | NominatedKey, tuple[Pod, int]] = {}
         self.required_anti: TermGroups[AffinityTerm] = TermGroups()
         self.required_affinity: TermGroups[AffinityTerm] = TermGroups()
         self.preferred: TermGroups[tuple[AffinityTerm, int]] = TermGroups()
-        self._terms: dict[str | NominatedKey, _Terms] = {}
+        self._terms: MutableMapping[str | NominatedKey, _Terms] = {}
         self._selectors: OrderedDict[SelectorKey, CountArray] = OrderedDict()
 
     @classmethod
@@ -313,3 +315,86 @@ class AffinityIndex:
         while len(self._selectors) > self._max_selectors:
             self._selectors.popitem(last=False)
         return arr
+
+    # ---- forks (framework/fork.py) -----------------------------------------------------------
+    def fork(self, snap: Snapshot) -> ForkedAffinityIndex:
+        """This index as seen by a fork of its snapshot: see ForkedAffinityIndex."""
+        return ForkedAffinityIndex(self)
+
+
+class ForkedTermGroups(TermGroups[_K]):
+    """TermGroups of a fork: the origin's maps copied (one entry per distinct term), its
+    arrays shared and copied the first time the fork changes one."""
+
+    __slots__ = ("_shared",)
+
+    def __init__(self, origin: TermGroups[_K]) -> None:
+        super().__init__()
+        self.counts = dict(origin.counts)
+        self._totals = dict(origin._totals)
+        self._shared = {id(a) for a in origin.counts.values()}
+
+    def _own(self, key: _K) -> None:
+        arr = self.counts.get(key)
+        if arr is not None and id(arr) in self._shared:
+            self._shared.discard(id(arr))
+            self.counts[key] = arr.copy()
+
+    def add(self, key: _K, row: int, capacity: int) -> None:
+        self._own(key)
+        TermGroups.add(self, key, row, capacity)
+
+    def remove(self, key: _K, row: int) -> None:
+        self._own(key)
+        TermGroups.remove(self, key, row)
+
+    def commit_into(self, origin: TermGroups[_K]) -> None:
+        origin.counts, origin._totals = self.counts, self._totals
+
+
+class ForkedAffinityIndex(AffinityIndex):
+    """AffinityIndex of a fork: per-pod tables are overlays of the origin's, term groups
+    and selector arrays copied on the fork's first write of each; the origin is never
+    written (its LRU order included: `matching` moves the fork's own copy)."""
+
+    def __init__(self, origin: AffinityIndex) -> None:
+        super().__init__(origin._max_selectors)
+        self.origin = origin
+        self._capacity = origin._capacity
+        self._pods = OverlayMap(origin._pods)
+        self._terms = OverlayMap(origin._terms)
+        self.required_anti = ForkedTermGroups(origin.required_anti)
+        self.required_affinity = ForkedTermGroups(origin.required_affinity)
+        self.preferred = ForkedTermGroups(origin.preferred)
+        self._selectors = OrderedDict(origin._selectors)
+        self._shared = {id(a) for a in origin._selectors.values()}
+
+    def _own_selectors(self, pod: Pod) -> None:
+        if not self._shared:
+            return
+        for k, arr in self._selectors.items():
+            if id(arr) in self._shared and _key_matches(k, pod):
+                self._shared.discard(id(arr))
+                self._selectors[k] = arr.copy()
+
+    def pod_added(self, rec: PodRecord, row: int) -> None:
+        self._own_selectors(rec.pod)
+        super().pod_added(rec, row)
+
+    def _remove(self, key: str | NominatedKey, pod: Pod, row: int) -> None:
+        self._own_selectors(pod)
+        super()._remove(key, pod, row)
+
+    def commit(self) -> None:
+        """The origin (itself a fork's index) takes this one's tables."""
+        o = self.origin
+        assert isinstance(self._pods, OverlayMap) and isinstance(self._terms, OverlayMap)
+        self._pods.merge_into(o._pods)
+        self._terms.merge_into(o._terms)
+        for mine, theirs in (
+            (self.required_anti, o.required_anti), (self.required_affinity, o.required_affinity),
+            (self.preferred, o.preferred),
+        ):
+            assert isinstance(mine, ForkedTermGroups)
+            mine.commit_into(theirs)
+        o._selectors, o._capacity = self._selectors, self._capacity

@@ -8,17 +8,21 @@ without volumes cost it one tuple check each.
 from __future__ import annotations
 
 import weakref
-from collections.abc import Iterator
+from collections.abc import Iterator, MutableMapping
 
 import numpy as np
 import numpy.typing as npt
 
 from ..model import Pod
 from ..model_volume import Volume
+from .overlay import OverlayMap, OwnedValues
 from .pod_record import PodRecord
 from .snapshot import Snapshot
 
-__all__ = ["CHANGE_LOG_LIMIT", "DiskKey", "PodVolumeIndex", "disk_keys", "counted_by_limits"]
+__all__ = [
+    "CHANGE_LOG_LIMIT", "DiskKey", "ForkedPodVolumeIndex", "PodVolumeIndex", "disk_keys",
+    "counted_by_limits",
+]
 
 CountArray = npt.NDArray[np.int32]
 # how many volume-pod changes the index keeps for consumers to catch up from; one left
@@ -57,7 +61,9 @@ def counted_by_limits(v: Volume) -> bool:
     return v.kind in ("persistentVolumeClaim", "ephemeral") or v.kind in _MIGRATABLE_KINDS
 
 
-def _keep(table: dict[int, dict[object, Pod]], row: int, key: object, pod: Pod, delta: int) -> None:
+def _keep(
+    table: MutableMapping[int, dict[object, Pod]], row: int, key: object, pod: Pod, delta: int
+) -> None:
     on_row = table.setdefault(row, {})
     if delta > 0:
         on_row[key] = pod
@@ -85,12 +91,13 @@ class PodVolumeIndex:
     def __init__(self, snap: Snapshot) -> None:
         # weakly: the snapshot holds its listeners
         self._snap = weakref.ref(snap)
-        self.claim_refs: dict[str, int] = {}
+        # dicts here, overlays in a fork (ForkedPodVolumeIndex)
+        self.claim_refs: MutableMapping[str, int] = {}
         self.disks: dict[DiskKey, CountArray] = {}
         self.writable: dict[DiskKey, CountArray] = {}
-        self.volume_pods: dict[int, dict[object, Pod]] = {}
+        self.volume_pods: MutableMapping[int, dict[object, Pod]] = {}
         # row -> the nominated temporaries there with a claim (kube's AddPod of VolumeRestrictions)
-        self.temporaries: dict[int, dict[object, Pod]] = {}
+        self.temporaries: MutableMapping[int, dict[object, Pod]] = {}
         self.capacity = snap.capacity
         # what a plugin derives from the snapshot's storage objects and keeps with it, by
         # plugin name (NodeVolumeLimits' CSINode columns), valid as long as its own key says
@@ -128,7 +135,9 @@ class PodVolumeIndex:
         """kube's IsPVCUsedByPods."""
         return self.claim_refs.get(claim_key, 0) > 0
 
-    def _count(self, table: dict[DiskKey, CountArray], key: DiskKey, row: int, delta: int) -> None:
+    def _count(
+        self, table: MutableMapping[DiskKey, CountArray], key: DiskKey, row: int, delta: int
+    ) -> None:
         arr = table.get(key)
         if arr is None:
             arr = table[key] = np.zeros(self.capacity, dtype=np.int32)
@@ -178,3 +187,49 @@ class PodVolumeIndex:
                 grown[: len(arr)] = arr
                 table[k] = grown
         self.capacity = capacity
+
+    # ---- forks (framework/fork.py) -----------------------------------------------------------
+    def fork(self, snap: Snapshot) -> ForkedPodVolumeIndex:
+        """This index as seen by `snap`, a fork of its snapshot: see ForkedPodVolumeIndex."""
+        return ForkedPodVolumeIndex(self, snap)
+
+
+class ForkedPodVolumeIndex(PodVolumeIndex):
+    """PodVolumeIndex of a fork: claim counts and the per-row pod tables are overlays (a
+    row's table copied on the fork's first write of it), disk arrays shared and copied on
+    the first write of each. `derived` starts empty: what a plugin keeps there may be
+    changed in place when it is read (an incremental cache), so it is never shared."""
+
+    __slots__ = ("origin", "_shared")
+
+    def __init__(self, origin: PodVolumeIndex, snap: Snapshot) -> None:
+        super().__init__(snap)  # what is not taken below starts as in a new index
+        self.origin = origin
+        self.claim_refs = OverlayMap(origin.claim_refs)
+        self.disks = dict(origin.disks)
+        self.writable = dict(origin.writable)
+        self.volume_pods = OwnedValues(origin.volume_pods)
+        self.temporaries = OwnedValues(origin.temporaries)
+        self.capacity = origin.capacity
+        self._shared = {id(a) for t in (origin.disks, origin.writable) for a in t.values()}
+
+    def _count(
+        self, table: MutableMapping[DiskKey, CountArray], key: DiskKey, row: int, delta: int
+    ) -> None:
+        arr = table.get(key)
+        if arr is not None and id(arr) in self._shared:
+            table[key] = arr.copy()  # the id stays shared: the other table may hold it too
+        super()._count(table, key, row, delta)
+
+    def commit(self) -> None:
+        """The origin (itself a fork's index) takes this one's tables; what it derived
+        before is dropped (it may name state this fork replaced)."""
+        o = self.origin
+        for mine, theirs in (
+            (self.claim_refs, o.claim_refs), (self.volume_pods, o.volume_pods),
+            (self.temporaries, o.temporaries),
+        ):
+            assert isinstance(mine, OverlayMap)
+            mine.merge_into(theirs)
+        o.disks, o.writable, o.capacity = self.disks, self.writable, self.capacity
+        o.derived = {}

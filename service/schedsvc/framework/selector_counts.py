@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import weakref
 from collections import OrderedDict
+from collections.abc import Mapping
 
 import numpy as np
 import numpy.typing as npt
@@ -148,3 +149,57 @@ class SelectorCounts:
                 out[: arr.shape[0]] = arr
                 entries[sel] = out
         self._capacity = capacity
+
+    # ---- forks (framework/fork.py) ----------------------------------------------------------
+    def fork(self, snap: Snapshot) -> ForkedSelectorCounts:
+        """This index as seen by `snap`, a fork of its snapshot: see ForkedSelectorCounts."""
+        return ForkedSelectorCounts(self, snap)
+
+
+def _matching(
+    entries: dict[LabelSelector, CountArray], keyed: dict[tuple[str, str], set[LabelSelector]],
+    unkeyed: set[LabelSelector], labels: Mapping[str, str],
+) -> list[LabelSelector]:
+    """The kept selectors a pod with `labels` matches: the same set SelectorCounts._update
+    counts it in, found the same two ways."""
+    if len(entries) <= len(labels):
+        return [sel for sel in entries if sel.matches(labels)]
+    out = [sel for pair in labels.items() for sel in keyed.get(pair, ()) if sel.matches(labels)]
+    out.extend(sel for sel in unkeyed if sel.matches(labels))
+    return out
+
+
+class ForkedSelectorCounts(SelectorCounts):
+    """SelectorCounts of a fork: the origin's tables copied (they are bounded by the LRU),
+    its count arrays shared and copied the first time the fork changes one, so the origin
+    is never written; a selector first asked for here is scanned over the fork's pods."""
+
+    def __init__(self, origin: SelectorCounts, snap: Snapshot) -> None:
+        super().__init__(snap, origin._max_entries)
+        self._capacity = origin._capacity
+        self._by_ns = {ns: dict(e) for ns, e in origin._by_ns.items()}
+        self._lru = OrderedDict(origin._lru)
+        self._keyed = {ns: {p: set(s) for p, s in d.items()} for ns, d in origin._keyed.items()}
+        self._unkeyed = {ns: set(s) for ns, s in origin._unkeyed.items()}
+        self.origin = origin
+        # ids of the origin's arrays, which stays alive (and unchanged) meanwhile
+        self._shared = {id(a) for e in origin._by_ns.values() for a in e.values()}
+
+    def _update(self, rec: PodRecord, row: int, delta: int) -> None:
+        pod = rec.pod
+        entries = self._by_ns.get(pod.namespace)
+        if entries and self._shared and not pod.terminating:
+            keyed = self._keyed.get(pod.namespace, {})
+            unkeyed = self._unkeyed.get(pod.namespace, set())
+            for sel in _matching(entries, keyed, unkeyed, pod.labels):
+                arr = entries[sel]
+                if id(arr) in self._shared:
+                    self._shared.discard(id(arr))
+                    entries[sel] = arr.copy()
+        super()._update(rec, row, delta)
+
+    def commit(self) -> None:
+        """The origin (itself a fork's index) takes this one's tables."""
+        o = self.origin
+        o._by_ns, o._lru, o._keyed, o._unkeyed = self._by_ns, self._lru, self._keyed, self._unkeyed
+        o._capacity = self._capacity

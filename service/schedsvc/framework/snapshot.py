@@ -16,7 +16,7 @@ scheduled or explained, and every use is counted so `compact` can drop the dead 
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, MutableMapping
 
 import numpy as np
 import numpy.typing as npt
@@ -33,6 +33,7 @@ from ..model import (
 )
 from .interning import LabelColumn, kept_columns, worth_compacting
 from .node_tree import NodeTree, zone_key
+from .overlay import RowTable
 from .pod_record import NominatedKey, PodListener, PodRecord
 from .snapshot_pods import SnapshotPods
 from .storage import StorageState
@@ -71,7 +72,8 @@ class Snapshot(SnapshotPods):
         self.static_generation = 0
         self.n_rows = 0  # high-water mark of rows ever used
         self.free_rows: list[int] = []
-        self.index: dict[str, int] = {}
+        # the maps of pods and nodes are dicts here, overlays in a fork (fork.py)
+        self.index: MutableMapping[str, int] = {}
         self.nodes: list[Node | None] = []
         self.alive = np.zeros(capacity, dtype=np.bool_)
         self.tree = NodeTree()
@@ -99,11 +101,11 @@ class Snapshot(SnapshotPods):
         # (protocol, port) -> host ip -> count of pods using it per row
         self.host_ports: dict[tuple[str, int], dict[str, npt.NDArray[np.int32]]] = {}
         self._host_port_uses: dict[tuple[str, int, str], int] = {}  # pods per (key, ip)
-        self.pods: dict[str, PodRecord] = {}
-        self.pods_on_row: list[dict[str, PodRecord]] = []
-        self.nominated: dict[str, PodRecord] = {}  # uid -> pods only nominated
-        self.namespaces: dict[str, Namespace] = {}
-        self.pdbs: dict[str, PodDisruptionBudget] = {}  # "namespace/name" -> budget
+        self.pods: MutableMapping[str, PodRecord] = {}
+        self.pods_on_row: RowTable[dict[str, PodRecord]] = list[dict[str, PodRecord]]()
+        self.nominated: MutableMapping[str, PodRecord] = {}  # uid -> pods only nominated
+        self.namespaces: MutableMapping[str, Namespace] = {}
+        self.pdbs: MutableMapping[str, PodDisruptionBudget] = {}  # "namespace/name" -> budget
         self.storage = StorageState()  # PVs, claims, classes, CSI objects (storage.py)
         self.listeners: list[PodListener] = []
         self.temporaries: dict[NominatedKey, PodRecord] = {}  # nominated pods counted on a node

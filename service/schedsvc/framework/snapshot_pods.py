@@ -8,13 +8,14 @@ A base of Snapshot (framework/snapshot.py), which owns the columns declared here
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable
+from collections.abc import Callable, MutableMapping
 from typing import TypeVar
 
 import numpy as np
 import numpy.typing as npt
 
 from ..model import Pod
+from .overlay import RowTable
 from .pod_record import NominatedKey, PodListener, PodRecord
 from .podinfo import PodInfo, pod_info
 
@@ -29,16 +30,16 @@ class SnapshotPods:
 
     capacity: int
     generation: int
-    index: dict[str, int]
+    index: MutableMapping[str, int]  # a fork's are overlays (overlay.py)
     resource_index: dict[str, int]
     resource_refs: list[int]
     requested: npt.NDArray[np.int64]
     nonzero_requested: npt.NDArray[np.int64]
     host_ports: dict[tuple[str, int], dict[str, npt.NDArray[np.int32]]]
     _host_port_uses: dict[tuple[str, int, str], int]
-    pods: dict[str, PodRecord]
-    pods_on_row: list[dict[str, PodRecord]]
-    nominated: dict[str, PodRecord]
+    pods: MutableMapping[str, PodRecord]
+    pods_on_row: RowTable[dict[str, PodRecord]]
+    nominated: MutableMapping[str, PodRecord]
     listeners: list[PodListener]
     temporaries: dict[NominatedKey, PodRecord]  # counted now, for an index built meanwhile
     _ref_resource: Callable[[str, int], int]  # Snapshot's: the column of a counted resource

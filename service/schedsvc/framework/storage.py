@@ -7,6 +7,7 @@ next pod of the request sees them taken.
 
 from __future__ import annotations
 
+from collections.abc import MutableMapping
 from dataclasses import dataclass
 
 from ..model_storage import (
@@ -19,8 +20,12 @@ from ..model_storage import (
     VolumeAttachment,
     VolumeBindingResult,
 )
+from .overlay import OverlayMap
 
-__all__ = ["Assumption", "StorageState"]
+__all__ = ["Assumption", "StorageFork", "StorageState"]
+
+# the object maps, each keyed as kube keys the kind
+_OBJECTS = ("pvs", "pvcs", "classes", "csi_nodes", "csi_drivers", "capacities", "attachments")
 
 _PV_CHANGES_KEPT = 4096
 
@@ -45,13 +50,14 @@ class StorageState:
     )
 
     def __init__(self) -> None:
-        self.pvs: dict[str, PersistentVolume] = {}  # name -> PV
-        self.pvcs: dict[str, PersistentVolumeClaim] = {}  # "namespace/name" -> claim
-        self.classes: dict[str, StorageClass] = {}  # name -> class
-        self.csi_nodes: dict[str, CSINode] = {}  # node name -> CSINode
-        self.csi_drivers: dict[str, CSIDriver] = {}  # name -> driver
-        self.capacities: dict[str, CSIStorageCapacity] = {}  # "namespace/name" -> capacity
-        self.attachments: dict[str, VolumeAttachment] = {}  # name -> attachment
+        # dicts here, overlays in a fork (fork())
+        self.pvs: MutableMapping[str, PersistentVolume] = {}  # name -> PV
+        self.pvcs: MutableMapping[str, PersistentVolumeClaim] = {}  # "namespace/name" -> claim
+        self.classes: MutableMapping[str, StorageClass] = {}  # name -> class
+        self.csi_nodes: MutableMapping[str, CSINode] = {}  # node name -> CSINode
+        self.csi_drivers: MutableMapping[str, CSIDriver] = {}  # name -> driver
+        self.capacities: MutableMapping[str, CSIStorageCapacity] = {}  # "ns/name" -> capacity
+        self.attachments: MutableMapping[str, VolumeAttachment] = {}  # name -> attachment
         # moves on every change (an update's or an assume's), so state derived from the
         # objects (a plugin's PreFilter result kept by batching) knows when it is stale
         self.generation = 0
@@ -63,7 +69,7 @@ class StorageState:
         # what it depends on (a PV's node affinity over every row, per static generation)
         self.derived: dict[object, object] = {}
         # pod uid -> what its Reserve assumed, until the pod is bound (upserted) or removed
-        self.assumed: dict[str, Assumption] = {}
+        self.assumed: MutableMapping[str, Assumption] = {}
         # the names of the PVs an assume or restore replaced, in order, so what is kept per PV
         # between updates (VolumeBinding's claimRefs per class) reads only those; bounded: past
         # _PV_CHANGES_KEPT the log restarts under a new epoch and its readers rebuild
@@ -121,3 +127,35 @@ class StorageState:
     def bindings(self, uid: str) -> tuple[VolumeBindingResult, ...]:
         a = self.assumed.get(uid)
         return a.results if a is not None else ()
+
+    # ---- forks --------------------------------------------------------------------------------
+    def fork(self) -> StorageFork:
+        """A copy-on-write view for a forked snapshot (framework/fork.py): the maps are
+        overlays, `derived` starts empty. Not an overlay of this one's: a derived value may
+        be changed in place by whoever finds it (an incremental cache), and the fork's
+        generation numbers run into this one's future ones."""
+        f = StorageFork()  # what is not taken below starts as in a new state
+        f.origin = self
+        for name in (*_OBJECTS, "assumed"):
+            setattr(f, name, OverlayMap(getattr(self, name)))
+        f.generation, f.objects_generation = self.generation, self.objects_generation
+        return f
+
+
+class StorageFork(StorageState):
+    """A fork's storage: never writes `origin`; `commit` hands its changes to it."""
+
+    __slots__ = ("origin",)
+
+    origin: StorageState
+
+    def commit(self) -> None:
+        """The origin (a fork's storage) takes this one's objects and generations; what it
+        derived before is dropped (keys may name this fork's objects, which then go)."""
+        base = self.origin
+        for name in (*_OBJECTS, "assumed"):
+            mine = getattr(self, name)
+            assert isinstance(mine, OverlayMap)
+            mine.merge_into(getattr(base, name))
+        base.generation, base.objects_generation = self.generation, self.objects_generation
+        base.derived = {}
