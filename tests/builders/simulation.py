@@ -5,6 +5,7 @@ the engine does (before each step), and answers what the test scripts. It writes
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
@@ -39,6 +40,8 @@ class FakeSimulate:
     # set to hold every simulation inside the cluster's lock until released (races)
     gate: threading.Event | None = None
     entered: threading.Semaphore = field(default_factory=lambda: threading.Semaphore(0))
+    # the index of a step that runs until should_continue says no (a long fill)
+    long_step: int = -1
 
     def __call__(
         self, cluster: Cluster, steps: Sequence[st.Step], should_continue: Callable[[], bool]
@@ -51,6 +54,9 @@ class FakeSimulate:
             generation = cluster.snapshot.generation
             results: list[st.StepResult] = []
             for i, step in enumerate(steps):
+                if i == self.long_step:
+                    while should_continue():
+                        time.sleep(0.001)
                 if not should_continue():
                     return st.SimulationResult(tuple(results), generation, False, i)
                 results.append(self.answer(i, step))
