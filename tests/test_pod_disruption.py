@@ -3,6 +3,7 @@ signature leaves it out, so pods equal but for it share one signature and one ru
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import pytest
@@ -49,8 +50,6 @@ def test_pods_differing_only_in_disruption_share_a_signature_and_one_memo_entry(
 
     monkeypatch.setattr(signature, "sign_pod", counted)
     base = _pods()[0]
-    import dataclasses
-
     same_fields = [dataclasses.replace(base, uid=f"q{i}", disruption=d)
                    for i, d in enumerate(DISRUPTIONS)]
     signed = [signer.sign(pod_info(p)) for p in same_fields]

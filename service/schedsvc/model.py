@@ -43,6 +43,7 @@ __all__ = [
     "Node",
     "Namespace",
     "Pod",
+    "PodDisruption",
     "PreemptionPolicy",
     "PodDisruptionBudget",
     "Outcome",

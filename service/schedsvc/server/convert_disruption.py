@@ -15,7 +15,7 @@ from schedsvc.v1 import schedule_pb2 as pb
 
 from .validation import DNS1123_LABEL_RE
 
-__all__ = ["disruption"]
+__all__ = ["disruption", "pod_disruption"]
 
 SAFE_TO_EVICT = frozenset({"", "true", "false"})
 # an API kind: CamelCase, as ownerReferences[].kind holds it
@@ -38,3 +38,10 @@ def disruption(msg: pb.PodDisruption, prefix: str) -> model.PodDisruption:
         controller_kind=kind, mirror=msg.mirror, safe_to_evict=msg.safe_to_evict,
         safe_to_evict_local_volumes=tuple(msg.safe_to_evict_local_volumes),
     )
+
+
+def pod_disruption(msg: pb.Pod, prefix: str) -> model.PodDisruption | None:
+    """The pod's disruption fields (errors under "<prefix>.disruption"); None when unset."""
+    if not msg.HasField("disruption"):
+        return None
+    return disruption(msg.disruption, f"{prefix}.disruption")
