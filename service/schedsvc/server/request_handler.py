@@ -198,10 +198,7 @@ class RequestHandler:
                 check_simulation(request, self.limits, live_pods_on(cluster))
                 steps = steps_from_pb(self.converter, request)
                 go_on = should_continue(caller, self.limits.deadline_margin_seconds, self.clock)
-                # the engine's half (issue 27's WP2) brings Cluster.simulate: this ignore is
-                # then unused, and mypy's warn_unused_ignores says to drop it
-                res: SimulationResult = cluster.simulate(  # type: ignore[attr-defined]
-                    steps, go_on)
+                res: SimulationResult = cluster.simulate(steps, go_on)
             complete, pods = res.complete, pods_by_step(res.results)
             if not res.results and not res.complete:
                 raise unfinished(caller)
