@@ -49,16 +49,22 @@ RUNNERS: dict[type, Runner] = {
 }
 
 
+def _runner(i: int, step: Step) -> Runner:
+    runner = RUNNERS.get(type(step))
+    if runner is None:
+        raise InvalidArgument(f"steps[{i}]", f"no runner for {type(step).__name__}")
+    return runner
+
+
 def run(
     fork: ClusterFork, steps: Sequence[Step], should_continue: Callable[[], bool],
     generation: int,
 ) -> SimulationResult:
-    """The steps on `fork`, in order; `generation` is the cluster's, reported back."""
+    """The steps on `fork`, in order; `generation` is the cluster's, reported back. A step
+    of a type with no runner is refused before any step runs."""
+    runners = [_runner(i, s) for i, s in enumerate(steps)]
     results: list[StepResult] = []
-    for i, step in enumerate(steps):
-        runner = RUNNERS.get(type(step))
-        if runner is None:
-            raise InvalidArgument(f"steps[{i}]", f"no runner for {type(step).__name__}")
+    for i, (step, runner) in enumerate(zip(steps, runners, strict=True)):
         if not should_continue():
             return SimulationResult(tuple(results), generation, False, i)
         try:
