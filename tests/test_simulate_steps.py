@@ -11,6 +11,7 @@ import pytest
 from schedsvc.engine.cluster import Cluster
 from schedsvc.engine.explain import Explanation
 from schedsvc.engine.simulate import steps as sst
+from schedsvc.engine.simulate.names import pod_copies
 from schedsvc.engine.simulate.node_steps import HOSTNAME, add_nodes
 from schedsvc.errors import InvalidArgument
 from schedsvc.model import Outcome, Taint
@@ -150,3 +151,18 @@ def test_a_step_type_without_a_runner_is_refused_naming_the_step() -> None:
         c.simulate([sst.Fill(pod_of("plain", "f", "a", 100), 1), Wonder()], go_on)  # type: ignore[list-item]
     assert e.value.field == "steps[1]" and "Wonder" in e.value.description
     assert calls == [0]  # refused before any step ran
+
+
+@pytest.mark.parametrize("kind", ["plain", "spread", "anti", "ports", "claim", "urgent"])
+def test_fill_copies_are_the_template_but_uid_and_name_and_share_its_shape(kind: str) -> None:
+    """Copies 0, 1, 2 with uid web~0 held already: web~1..web~3 named web-1..web-3."""
+    tmpl = dataclasses.replace(pod_of(kind, "web", "c", 300), shape=object())
+    c = cluster_of_world(World((node_of(0, 1, 1000),), (pod_of("plain", "web~0", "a", 1, "n0"),),
+                               ()), False)
+    with c.fork() as f:
+        copies = pod_copies(f.snapshot, tmpl)
+        got = [next(copies) for _ in range(3)]
+    assert [(p.uid, p.name) for p in got] == [("web~1", "web-1"), ("web~2", "web-2"),
+                                              ("web~3", "web-3")]
+    for p in got:
+        assert p == dataclasses.replace(tmpl, uid=p.uid, name=p.name) and p.shape is tmpl.shape

@@ -5,12 +5,18 @@ a real one or with one an earlier step made."""
 from __future__ import annotations
 
 import dataclasses
+import operator
 from collections.abc import Iterator
 
 from ...framework.snapshot import Snapshot
 from ...model import Pod
 
 __all__ = ["node_names", "pod_copies"]
+
+_FIELDS = tuple(f.name for f in dataclasses.fields(Pod))
+if _FIELDS[:2] != ("uid", "name"):  # pragma: no cover - guards a model change
+    raise ImportError("names.py expects model.Pod to open with uid, name")
+_REST = operator.attrgetter(*_FIELDS[2:])
 
 
 def node_names(snap: Snapshot, template: str, count: int) -> list[str]:
@@ -34,9 +40,11 @@ def pod_copies(snap: Snapshot, template: Pod) -> Iterator[Pod]:
     if template.shape is None:
         template = dataclasses.replace(template, shape=object())
     name, uid = template.name or "fill", template.uid or "fill"
+    rest = _REST(template)  # the fields after uid and name, positionally: 1/10 of replace's cost
+    pods, nominated = snap.pods, snap.nominated
     i = 0
     while True:
         u = f"{uid}~{i}"
-        if u not in snap.pods and u not in snap.nominated:
-            yield dataclasses.replace(template, uid=u, name=f"{name}-{i}")
+        if u not in pods and u not in nominated:
+            yield Pod(u, f"{name}-{i}", *rest)
         i += 1
