@@ -22,7 +22,7 @@ from ..schedule_one import Placement, schedule_one
 from ..update_types import SnapshotUpdate
 from .drainability import DrainOutcome, RemainingPdbTracker, drainability
 from .fork import ClusterFork
-from .on_fork import update_fork
+from .on_fork import pending_with_shapes, update_fork
 from .steps import BlockingPodReason, Drain, DrainResult, NodeDrainVerdict, UnremovableReason
 from .stopped import Stopped
 
@@ -63,25 +63,14 @@ def ghost_node(node: Node, now: str) -> Node:
 
 
 def drain_order(pods: Sequence[Pod]) -> list[Pod]:
-    """The pods as their replacements arrive, pending (node and nomination cleared): priority
-    descending, then equal pods together in order of first appearance, then the given order.
-    Equal pods (all but uid and name) share one shape token, so a run is memoized as one."""
-    tokens: dict[object, object] = {}
+    """The pods as their replacements arrive, pending (on_fork.pending_with_shapes): priority
+    descending, then equal pods together in order of first appearance, then the given order."""
+    pending = pending_with_shapes(pods)
     first: dict[object, int] = {}
-    pending: list[tuple[Pod, int]] = []
-    for i, pod in enumerate(pods):
-        key: object = pod.shape if pod.shape is not None else _equal_key(pod)
-        token = tokens.setdefault(key, pod.shape if pod.shape is not None else object())
-        first.setdefault(key, i)
-        moved = replace(pod, node_name="", nominated_node_name="", shape=token)
-        pending.append((moved, first[key]))
-    pending.sort(key=lambda pf: (-pf[0].priority, pf[1]))  # stable: the given order on ties
-    return [p for p, _ in pending]
-
-
-def _equal_key(pod: Pod) -> str:
-    """Equal for pods that differ only in uid, name, node and nomination."""
-    return repr(replace(pod, uid="", name="", node_name="", nominated_node_name=""))
+    for i, p in enumerate(pending):
+        first.setdefault(p.shape, i)
+    # sorted() is stable: the given order among equal keys
+    return sorted(pending, key=lambda p: (-p.priority, first[p.shape]))
 
 
 def _victim(pod: Pod) -> Victim:

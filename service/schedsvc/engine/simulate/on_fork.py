@@ -17,7 +17,10 @@ from ..update_types import SnapshotUpdate
 from .fork import ClusterFork
 from .stopped import Stopped
 
-__all__ = ["update_fork", "schedule_on_fork", "template_nodes", "HOSTNAME", "AUTOSCALER_TAINTS"]
+__all__ = [
+    "update_fork", "schedule_on_fork", "template_nodes", "pending_with_shapes", "HOSTNAME",
+    "AUTOSCALER_TAINTS",
+]
 
 HOSTNAME = "kubernetes.io/hostname"
 # the cluster-autoscaler's own taints, which a node made from a template does not carry
@@ -62,4 +65,20 @@ def template_nodes(snap: Snapshot, template: Node, count: int) -> list[Node]:
         if snap.row_of(name) is None:
             labels = {**template.labels, HOSTNAME: name}
             out.append(replace(template, name=name, labels=labels, taints=taints))
+    return out
+
+
+def pending_with_shapes(pods: Iterable[Pod]) -> list[Pod]:
+    """The pods as pending pods (node and nomination cleared), equal ones (all fields but uid
+    and name) sharing one shape token, as the server's conversion cache gives a run of equal
+    pods: PodInfo and the batching signature are then worked out once per run. A pod's own
+    token is kept (its equals already share it)."""
+    tokens: dict[str, object] = {}
+    out: list[Pod] = []
+    for pod in pods:
+        token = pod.shape
+        if token is None:
+            key = repr(replace(pod, uid="", name="", node_name="", nominated_node_name=""))
+            token = tokens.setdefault(key, object())
+        out.append(replace(pod, node_name="", nominated_node_name="", shape=token))
     return out

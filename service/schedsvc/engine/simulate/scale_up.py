@@ -19,7 +19,7 @@ from ..schedule_one import Placement
 from ..update_types import SnapshotUpdate
 from .estimate import binpacking_estimate, helpable, lower_bound
 from .fork import ClusterFork
-from .on_fork import schedule_on_fork, template_nodes, update_fork
+from .on_fork import pending_with_shapes, schedule_on_fork, template_nodes, update_fork
 from .steps import ScaleUp, ScaleUpResult, TemplateEstimate
 
 __all__ = ["scale_up"]
@@ -34,9 +34,10 @@ def scale_up(
     now_fork = fork.child()
     try:
         now_fork.set_preemption(False)
-        now = schedule_on_fork(now_fork, step.pods, should_continue)
+        pods = pending_with_shapes(step.pods)
+        now = schedule_on_fork(now_fork, pods, should_continue)
         placed = {p.pod_uid for p in now if p.outcome is Outcome.SCHEDULED}
-        pending = [p for p in step.pods if p.uid not in placed]
+        pending = [p for p in pods if p.uid not in placed]
         out = tuple(
             _for_template(now_fork, t, pending, step.max_new_nodes, should_continue)
             for t in step.node_templates
@@ -85,10 +86,17 @@ def _for_template(
 
 
 def _smallest_working(probe: _Probe, k0: int, lb: int, max_new: int) -> int | None:
-    """The smallest k in [lb, max_new] whose probe works, given k-1 fails (lb - 1 fails by the
-    resources): k0 first, then galloping up (x2) or bisecting down; None if max_new fails."""
+    """The smallest k in [lb, max_new] whose probe works while k-1's fails (lb - 1 fails by
+    the resources): k0 first (the estimate, usually exact: then k0 and k0-1 are the only
+    probes), then galloping (x2) away from it and bisecting; None if max_new fails."""
     if probe(k0) is not None:
-        lo, hi = lb - 1, k0  # lo: known (or proven) to fail; hi: works
+        hi, step, lo = k0, 1, -1  # hi works; lo: the largest known to fail
+        while lo < 0:
+            k = max(hi - step, lb - 1)
+            if k == lb - 1 or probe(k) is None:
+                lo = k
+            else:
+                hi, step = k, step * 2
     else:
         lo, step, hi = k0, 1, -1
         while hi < 0:
