@@ -101,18 +101,23 @@ def binpacking_estimate(
 ) -> int:
     """Estimate's answer: pods in decreasing order, each on the first new node it fits, else
     on a node added for it while `new_nodes` lasts (the limiter); the count of new nodes that
-    got a pod. Run on a child of `fork`, dropped after."""
+    got a pod. As the autoscaler's equivalence groups, a pod of a shape that fit none of the
+    first m new nodes is not tried on them again (placing pods only fills them). Run on a
+    child of `fork`, dropped after."""
     if not new_nodes:
         return 0
     child = fork.child()
     try:
         rows: list[int] = []
         used: set[int] = set()
+        full: dict[object, int] = {}  # shape -> the new nodes it is known not to fit
         for p in decreasing_pod_order(pods, new_nodes[0]):
             if not should_continue():
                 raise Stopped
             info = pod_info(p)
-            fit = _fits(child, info, rows)
+            fit = _fits(child, info, rows[full.get(p.shape, 0) if p.shape is not None else 0:])
+            if not fit and p.shape is not None:
+                full[p.shape] = len(rows)
             if not fit and len(rows) < len(new_nodes):
                 node = new_nodes[len(rows)]
                 update_fork(child, SnapshotUpdate(upsert_nodes=(node,)))
