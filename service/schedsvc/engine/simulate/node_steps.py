@@ -9,6 +9,7 @@ import dataclasses
 from collections.abc import Callable
 
 from ...errors import InvalidArgument
+from ...framework.snapshot import Snapshot
 from ...model import Node, frozen_map
 from ..update_apply import apply_update
 from ..update_check import validate_update
@@ -37,7 +38,7 @@ def update_fork(fork: ClusterFork, upd: SnapshotUpdate) -> None:
     fork.batches.updated(upd, dirty, node_rows)
 
 
-def new_nodes(fork: ClusterFork, template: Node, count: int) -> list[Node]:
+def new_nodes(snap: Snapshot, template: Node, count: int) -> list[Node]:
     """`count` nodes as a node group makes them from `template` (the autoscaler's
     FreshNodeInfoFromTemplateNodeInfo): hostname label set to the new name, other labels,
     taints but the autoscaler's own, and unschedulable copied."""
@@ -47,14 +48,14 @@ def new_nodes(fork: ClusterFork, template: Node, count: int) -> list[Node]:
             template, name=name, taints=taints,
             labels=frozen_map({**template.labels, HOSTNAME: name}),
         )
-        for name in node_names(fork.snapshot, template.name, count)
+        for name in node_names(snap, template.name, count)
     ]
 
 
 def add_nodes(
     fork: ClusterFork, step: AddNodes, should_continue: Callable[[], bool]
 ) -> AddNodesResult:
-    nodes = new_nodes(fork, step.template, step.count)
+    nodes = new_nodes(fork.snapshot, step.template, step.count)
     update_fork(fork, SnapshotUpdate(upsert_nodes=nodes))
     return AddNodesResult(tuple(n.name for n in nodes))
 

@@ -13,15 +13,19 @@ from typing import Any
 
 from ...errors import InvalidArgument
 from ..explain import explain
+from .drain import drain
 from .fill import fill
 from .fork import ClusterFork
 from .node_steps import add_nodes, remove_nodes
+from .scale_up import scale_up
 from .schedule_step import schedule
 from .steps import (
     AddNodes,
+    Drain,
     ExplainStep,
     Fill,
     RemoveNodes,
+    ScaleUp,
     ScheduleStep,
     SimulationResult,
     Step,
@@ -39,12 +43,14 @@ def _explain(fork: ClusterFork, step: ExplainStep, _go_on: Callable[[], bool]) -
     return explain(fork.env, step.pod)
 
 
-# step type -> its runner (drain and scale_up are engine/simulate/drain.py, scale_up.py)
+# step type -> its runner
 RUNNERS: dict[type, Runner] = {
     AddNodes: add_nodes,
     RemoveNodes: remove_nodes,
     ScheduleStep: schedule,
     Fill: fill,
+    Drain: drain,
+    ScaleUp: scale_up,
     ExplainStep: _explain,
 }
 

@@ -1,4 +1,8 @@
-"""The signal a step's runner raises when the caller's should_continue says no midway."""
+"""The stop a simulation's caller asked for (deadline, cancel), raised from inside a step.
+
+Its own module so that the steps (fill, schedule, drain, scale_up) and the run loop (run.py)
+share one class without importing each other: run.py catches it, ends the run with the steps
+completed before, and drops the fork."""
 
 from __future__ import annotations
 
@@ -6,5 +10,4 @@ __all__ = ["Stopped"]
 
 
 class Stopped(Exception):
-    """should_continue said no inside a step: the run ends, that step cut short (the
-    fork, dropped with the run, holds whatever the step had done)."""
+    """`should_continue()` said no midway through a step; the step's fork is dropped whole."""
