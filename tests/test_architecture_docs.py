@@ -90,6 +90,7 @@ RPCS = {
     "ScheduleStream": ("schedule_call", "schedule_stream"),
     "Explain": ("explain", "explain"),
     "DeleteCluster": ("delete_cluster", None),
+    "Simulate": ("simulate", "simulate"),
 }
 
 

@@ -317,6 +317,21 @@ POD_CASES: list[tuple[str, Callable[[], pb.Pod], str]] = [
         lambda: a_pod(default_selector=selector_expr("Exists", "x")),
         "pods[2].default_selector.match_expressions[0].values",
     ),
+    (
+        "safe-to-evict other than true, false or absent",
+        lambda: a_pod(disruption=pb.PodDisruption(safe_to_evict="True")),
+        "pods[2].disruption.safe_to_evict",
+    ),
+    (
+        "a controller kind that is no API kind",
+        lambda: a_pod(disruption=pb.PodDisruption(controller_kind="apps/v1 ReplicaSet")),
+        "pods[2].disruption.controller_kind",
+    ),
+    (
+        "a safe-to-evict local volume that is no volume name",
+        lambda: a_pod(disruption=pb.PodDisruption(safe_to_evict_local_volumes=["ok", "a b"])),
+        "pods[2].disruption.safe_to_evict_local_volumes[1]",
+    ),
 ]
 
 

@@ -170,6 +170,10 @@ def rich_pod() -> pb.Pod:
         ],
         nominated_node_name="n2",
         default_selector=pb.LabelSelector(match_labels={"app": "web"}),
+        disruption=pb.PodDisruption(
+            controller_kind="ReplicaSet", safe_to_evict="false",
+            safe_to_evict_local_volumes=["scratch", "cache"],
+        ),
     )
 
 
@@ -182,6 +186,10 @@ def test_pod_round_trip() -> None:
     assert pod.topology_spread_constraints[0].min_domains == 2
     assert [c.is_sidecar for c in pod.init_containers] == [False, True]
     assert pod.requests == {"cpu": 2000, "hugepages-2Mi": 4 * 1024 * 1024}
+    assert pod.disruption == model.PodDisruption(
+        controller_kind="ReplicaSet", safe_to_evict="false",
+        safe_to_evict_local_volumes=("scratch", "cache"),
+    )
     bound = rich_pod()
     bound.node_name = "n1"
     assert CONVERTER.pod_from_pb(bound, "pod").node_name == "n1"

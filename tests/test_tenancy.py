@@ -23,6 +23,8 @@ from schedsvc.observability.metrics import ClusterCollector
 from schedsvc.server.limits import Limits
 from schedsvc.v1 import schedule_pb2 as pb
 from tests.builders import pb_node, pb_pod
+from tests.builders.message_walk import fill_path, list_paths
+from tests.builders.simulation import fake_simulate
 from tests.support import WAIT, Servers
 
 
@@ -112,6 +114,8 @@ _FOUR: dict[str, Any] = {
     "UpdateSnapshotRequest.upsert_pod_disruption_budgets": [_pdb(f"b{i}") for i in range(4)],
     "UpdateSnapshotRequest.remove_pod_disruption_budgets": [f"default/b{i}" for i in range(4)],
     "ScheduleRequest.pods": [pb_pod(f"s{i}") for i in range(4)],
+    "SimulateRequest.steps": [pb.SimulationStep(remove_nodes=pb.RemoveNodesStep(names=["n0"]))
+                              for _ in range(4)],
     **{f"UpdateSnapshotRequest.{f}": [f"ns/o{i}" for i in range(4)] for f in (
         "remove_persistent_volume_claims", "remove_csi_storage_capacities")},
     **{f"UpdateSnapshotRequest.remove_{f}": [f"o{i}" for i in range(4)] for f in (
@@ -122,15 +126,19 @@ _FOUR: dict[str, Any] = {
 
 
 @pytest.mark.parametrize("field", _repeated_request_fields())
-def test_every_repeated_request_field_has_a_count_limit(servers: Servers, field: str) -> None:
+def test_every_repeated_request_field_has_a_count_limit(
+    servers: Servers, field: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     assert field in _FOUR, f"{field} is a repeated request field with no count limit tested"
+    fake_simulate(monkeypatch)  # the limits are the server's: no engine run needed
     # every per-request count limit at 3
-    server, stub, _ = servers.start(limits=Limits(**{
+    server, stub, _ = servers.start(limits=Limits(max_simulation_steps=3, **{
         f.name: 3 for f in dataclasses.fields(Limits)
         if f.name.endswith(("_per_update", "_per_request"))}))
     stub.UpdateSnapshot(pb.UpdateSnapshotRequest(upsert_nodes=[pb_node("n0")]), timeout=WAIT)
     request, name = field.split(".")
-    rpc = {"UpdateSnapshotRequest": stub.UpdateSnapshot, "ScheduleRequest": stub.Schedule}
+    rpc = {"UpdateSnapshotRequest": stub.UpdateSnapshot, "ScheduleRequest": stub.Schedule,
+           "SimulateRequest": stub.Simulate}
     build = getattr(pb, request)
     err = _refused(rpc[request], build(**{name: _FOUR[field]}))
     assert err.code() == grpc.StatusCode.INVALID_ARGUMENT
@@ -148,8 +156,11 @@ _OBJECTS: list[tuple[str, str, Any]] = [
     ("UpdateSnapshotRequest", "upsert_pod_disruption_budgets", _pdb("b")),
     ("ScheduleRequest", "pods", pb_pod("p")),
     ("ExplainRequest", "pod", pb_pod("p")),
+    # a step's own lists and the pods and nodes inside steps: test_simulate_limits.py
+    ("SimulateRequest", "steps", pb.SimulationStep()),
     *(("UpdateSnapshotRequest", f, o("o")) for f, o in _STORAGE.items()),
 ]
+_WALKED = [o for o in _OBJECTS if o[0] != "SimulateRequest"]
 
 
 # objects with no repeated or map field at any depth (nothing to bound)
@@ -165,53 +176,12 @@ def _object_fields() -> list[str]:
     })
 
 
-def _list_paths(desc: Any, seen: tuple[str, ...] = ()) -> list[tuple[Any, ...]]:
-    """Every repeated or map field reachable inside message type `desc`, as a chain of field
-    descriptors (singular sub-messages and the first entry of repeated ones on the way)."""
-    out: list[tuple[Any, ...]] = []
-    for fd in desc.fields:
-        sub = fd.message_type
-        if fd.is_repeated:
-            out.append((fd,))
-        is_map = sub is not None and sub.GetOptions().map_entry
-        if sub is not None and not is_map and sub.full_name not in seen:
-            out.extend((fd, *rest) for rest in _list_paths(sub, (*seen, sub.full_name)))
-    return out
-
-
-def _fill(obj: Any, path: tuple[Any, ...], n: int) -> str:
-    """Put `n` entries into the list at `path` inside `obj`; the field path check_counts names."""
-    fd, rest = path[0], path[1:]
-    if rest:
-        if fd.is_repeated:
-            entries = getattr(obj, fd.name)
-            first = entries[0] if len(entries) else entries.add()
-            return f".{fd.name}[0]" + _fill(first, rest, n)
-        return f".{fd.name}" + _fill(getattr(obj, fd.name), rest, n)
-    obj.ClearField(fd.name)  # the sample's own entries, if any, make way
-    field = getattr(obj, fd.name)
-    sub = fd.message_type
-    if sub is not None and sub.GetOptions().map_entry:
-        value = sub.fields_by_name["value"]
-        for i in range(n):
-            if value.message_type is None:
-                field[f"k{i}"] = "1" if value.type == value.TYPE_STRING else 1
-            else:
-                field[f"k{i}"].SetInParent()
-    elif sub is not None:
-        for _ in range(n):
-            field.add()
-    else:
-        field.extend([f"v{i}" if fd.type == fd.TYPE_STRING else i for i in range(n)])
-    return f".{fd.name}"
-
-
 def test_every_object_field_of_a_request_is_covered() -> None:
     assert sorted(f"{r}.{f}" for r, f, _ in _OBJECTS) == _object_fields()
 
 
-@pytest.mark.parametrize("request_name,field,sample", _OBJECTS, ids=[
-    f"{r}.{f}" for r, f, _ in _OBJECTS])
+@pytest.mark.parametrize("request_name,field,sample", _WALKED, ids=[
+    f"{r}.{f}" for r, f, _ in _WALKED])
 def test_lists_inside_objects_have_a_count_limit(
     servers: Servers, request_name: str, field: str, sample: Any
 ) -> None:
@@ -223,14 +193,14 @@ def test_lists_inside_objects_have_a_count_limit(
     rpc = {"UpdateSnapshotRequest": stub.UpdateSnapshot, "ScheduleRequest": stub.Schedule,
            "ExplainRequest": stub.Explain}[request_name]
     repeated = getattr(pb, request_name).DESCRIPTOR.fields_by_name[field].is_repeated
-    paths = _list_paths(sample.DESCRIPTOR)
+    paths = list_paths(sample.DESCRIPTOR)
     assert bool(paths) == (field not in _NO_LISTS)
     before = server.engine.cluster("default").snapshot.generation
     for path in paths:
         obj = type(sample)()
         obj.CopyFrom(sample)
         where = f"{field}[0]" if repeated else field
-        where += _fill(obj, path, 5)
+        where += fill_path(obj, path, 5)
         req = getattr(pb, request_name)(**{field: [obj] if repeated else obj})
         err = _refused(rpc, req)
         assert err.code() == grpc.StatusCode.INVALID_ARGUMENT, where

@@ -1,4 +1,5 @@
-"""Python client side of schedsvc: Kubernetes JSON/YAML conversion to the schedsvc.v1 messages."""
+"""Python client side of schedsvc: Kubernetes JSON/YAML conversion to the schedsvc.v1 messages,
+and the what-if questions (whatif.py)."""
 
 from __future__ import annotations
 
@@ -10,8 +11,26 @@ from .kube import (
     node_from_kube,
     pod_from_kube,
 )
+from .whatif import (
+    DrainVerdict,
+    FillAnswer,
+    IncompleteSimulation,
+    ScaleUpAnswer,
+    TemplateAnswer,
+    drain,
+    fill,
+    scale_up,
+)
 
 __all__ = [
+    "DrainVerdict",
+    "FillAnswer",
+    "IncompleteSimulation",
+    "ScaleUpAnswer",
+    "TemplateAnswer",
+    "drain",
+    "fill",
+    "scale_up",
     "KubeObjectError",
     "default_selector_for",
     "load_objects",

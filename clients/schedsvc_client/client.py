@@ -84,7 +84,6 @@ class SchedClient:
         self._floor: tuple[str, int] = ("", 0)
         self.resyncs = 0  # how many times the state was replayed (for callers and tests)
 
-    # ---- lifecycle ------------------------------------------------------------------------
     def __enter__(self) -> SchedClient:
         return self
 
@@ -372,14 +371,24 @@ class SchedClient:
                 return
 
     def explain(self, pod: pb.Pod, timeout: float | None = None) -> pb.ExplainResponse:
-        """Every node's verdict for `pod`; nothing assumed. Retried like schedule; refused
-        while a staged replace is open (our replay), it is asked again once that is over."""
+        """Every node's verdict for `pod`; nothing assumed. Retried like schedule."""
         req = pb.ExplainRequest(cluster=self.cluster, pod=pod)
+        return self._ask(self._stub.Explain, req, timeout)  # type: ignore[no-any-return]
+
+    def simulate(
+        self, steps: Iterable[pb.SimulationStep], timeout: float | None = None
+    ) -> pb.SimulateResponse:
+        """The steps on a fork of the cluster (unchanged): one result per completed step.
+        Retried like explain; a new epoch needs no resync (a simulation keeps no state)."""
+        req = pb.SimulateRequest(cluster=self.cluster, steps=steps)
+        return self._ask(self._stub.Simulate, req, timeout)  # type: ignore[no-any-return]
+
+    def _ask(self, fn: Any, req: Any, timeout: float | None) -> Any:
+        """A read, retried; refused while our replay's staged replace is open, asked again."""
         deadline = self._deadline()
         for attempt in range(self.retry.max_resyncs + 1):
             try:
-                resp: pb.ExplainResponse = self._call(self._stub.Explain, req, deadline, timeout)
-                return resp
+                return self._call(fn, req, deadline, timeout)
             except grpc.RpcError as err:
                 if err.code() != grpc.StatusCode.FAILED_PRECONDITION or (
                     attempt == self.retry.max_resyncs or time.monotonic() >= deadline

@@ -1,6 +1,6 @@
 """A v1.Pod from Kubernetes JSON: identity, containers and their requests as kube counts them
-(an in-place resize included), priority, the pass-through scheduling parts and the fields
-preemption reads."""
+(an in-place resize included), priority, the pass-through scheduling parts, the fields
+preemption reads and those a simulated drain reads (kube_disruption.py)."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from typing import Any
 from schedsvc.v1 import schedule_pb2 as pb
 
 from .kube_context import PriorityClasses
+from .kube_disruption import set_disruption
 from .kube_json import (
     KubeObjectError,
     as_int,
@@ -135,6 +136,7 @@ def pod_from_kube(
     if passed:
         parse_into(pod, passed, join(path, "spec"))
     set_preemption_fields(pod, meta, spec, status, path)
+    set_disruption(pod, meta, path)
     if default_selector is not None:
         pod.default_selector.CopyFrom(default_selector)
     return pod

@@ -120,6 +120,24 @@ def build_parser() -> argparse.ArgumentParser:
                    "Explain) before RESOURCE_EXHAUSTED; each waiting one holds a worker "
                    "thread, so keep it below --max-workers (0: unbounded; default "
                    "%(default)s)")
+    s.add_argument("--max-simulation-steps", type=int,
+                   default=int(_env("MAX_SIMULATION_STEPS", "100")),
+                   help="steps in one Simulate request; more is INVALID_ARGUMENT "
+                   "(default %(default)s)")
+    s.add_argument("--max-simulated-pods", type=int,
+                   default=int(_env("MAX_SIMULATED_PODS", "100000")),
+                   help="pods one Simulate may place or try (schedule pods, fill max_pods, "
+                   "scale_up pods per probe, pods on drained nodes); more is INVALID_ARGUMENT "
+                   "(default %(default)s)")
+    s.add_argument("--max-simulated-nodes", type=int,
+                   default=int(_env("MAX_SIMULATED_NODES", "10000")),
+                   help="nodes one Simulate may add (add_nodes count, scale_up max_new_nodes "
+                   "per template); more is INVALID_ARGUMENT (default %(default)s)")
+    s.add_argument("--max-concurrent-simulations-per-cluster", type=int,
+                   default=int(_env("MAX_CONCURRENT_SIMULATIONS_PER_CLUSTER", "2")),
+                   help="Simulate calls queued or running per cluster (each also counts in "
+                   "--max-queue-per-cluster) before RESOURCE_EXHAUSTED (0: unbounded; "
+                   "default %(default)s)")
     s.add_argument("--max-namespaces-per-update", type=int,
                    default=int(_env("MAX_NAMESPACES_PER_UPDATE", "100000")),
                    help="namespaces upserted by one UpdateSnapshot; remove_nodes and "
@@ -295,13 +313,17 @@ def serve(args: argparse.Namespace) -> int:
             max_streams_per_cluster=args.max_streams_per_cluster,
             max_in_flight=args.max_in_flight,
             max_items_per_field=args.max_items_per_field,
+            max_simulation_steps=args.max_simulation_steps,
+            max_simulated_pods=args.max_simulated_pods,
+            max_simulated_nodes=args.max_simulated_nodes,
+            max_concurrent_simulations_per_cluster=args.max_concurrent_simulations_per_cluster,
         ),
         interceptors=(*obs.interceptors, *security[0]),
         credentials=security[1],
         tune_process=True,
     )
     server = Server(engine, options).start()
-    obs.attach_server(server.servicer.counts)
+    obs.attach_server(server.servicer.counts, server.servicer.handler.simulations.counts)
     server.install_signal_handlers()
     logging.getLogger("schedsvc").info(
         "reproducing kube-scheduler %s (--emulated-version %s)",

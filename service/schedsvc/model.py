@@ -43,6 +43,7 @@ __all__ = [
     "Node",
     "Namespace",
     "Pod",
+    "PodDisruption",
     "PreemptionPolicy",
     "PodDisruptionBudget",
     "Outcome",
@@ -291,6 +292,20 @@ class PreemptionPolicy(Enum):
 
 
 @dataclass(frozen=True, slots=True)
+class PodDisruption:
+    """What the cluster-autoscaler's drainability rules read of a pod's metadata (a simulated
+    drain, issue 27); no scheduling plugin reads it, so batching does not sign it."""
+
+    # metadata.ownerReferences[controller=true].kind ("" = no controller)
+    controller_kind: str = ""
+    mirror: bool = False  # kubernetes.io/config.mirror: a static pod's mirror
+    # cluster-autoscaler.kubernetes.io/safe-to-evict: "" (absent), "true" or "false"
+    safe_to_evict: str = ""
+    # cluster-autoscaler.kubernetes.io/safe-to-evict-local-volumes: volume names
+    safe_to_evict_local_volumes: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
 class Pod:
     uid: str
     name: str = ""
@@ -320,6 +335,8 @@ class Pod:
     default_selector: LabelSelector | None = None
     # spec.volumes, as the volume plugins read them (model_volume.py)
     volumes: tuple[Volume, ...] = ()
+    # what a simulated drain reads (PodDisruption); None = no controller, no annotations
+    disruption: PodDisruption | None = None
     # Set by the server's conversion cache: pods holding the same token are equal in every
     # field but uid and name, so per-pod work (PodInfo, signature) can be memoized by it.
     shape: object | None = field(default=None, compare=False, repr=False)

@@ -176,6 +176,12 @@ def pod_to_pb(pod: model.Pod) -> pb.Pod:
     if pod.requests:
         out.resources.requests.update(_quantities(pod.requests))
     out.volumes.extend(volume_to_pb(v) for v in pod.volumes)
+    if pod.disruption is not None:
+        d = pod.disruption
+        out.disruption.CopyFrom(pb.PodDisruption(
+            controller_kind=d.controller_kind, mirror=d.mirror, safe_to_evict=d.safe_to_evict,
+            safe_to_evict_local_volumes=d.safe_to_evict_local_volumes,
+        ))
     return out
 
 

@@ -32,6 +32,9 @@ from .observer import NULL_OBSERVER, Observer
 from .runtime import Framework
 from .schedule_one import Placement, schedule_one
 from .simulate.fork import ClusterFork
+from .simulate.run import run
+from .simulate.steps import SimulationResult
+from .simulate.steps import Step as SimulationStep
 from .staged import StagedReplace
 from .update_apply import apply_update
 from .update_check import validate_update
@@ -246,6 +249,15 @@ class Cluster:
                 yield f
             finally:
                 f.discard()
+
+    def simulate(
+        self, steps: Sequence[SimulationStep], should_continue: Callable[[], bool]
+    ) -> SimulationResult:
+        """The steps on a fork of this cluster (engine/simulate/run.py), the contract in
+        engine/simulate/steps.py: a stop, an error or a MemoryError midway drops the fork and
+        leaves the cluster as it was, not damaged (nothing of it was written)."""
+        with self.fork() as f:
+            return run(f, steps, should_continue, self.snapshot.generation)
 
     # ---- for the server: a batch in slices, and a size hint ----------------------------------
     def run_slice(

@@ -18,10 +18,15 @@ from ..engine.observer import Observer
 from .fanout import combine
 
 if TYPE_CHECKING:
+    from prometheus_client import CollectorRegistry
+
     from ..engine.scheduler import Engine
+    from ..server.simulation_stats import SimulationCounts
 
 # the server's counters by name, read at scrape time
 ServerCounts = Callable[[], Mapping[str, int]]
+# the simulations' counts (server/simulation_stats.py), read at scrape time
+SimulationReader = Callable[[], "SimulationCounts"]
 
 __all__ = ["Observability", "setup_observability", "tracing_requested"]
 
@@ -44,23 +49,38 @@ class Observability:
     metrics_port: int | None = None
     _on_engine: list[Callable[[Engine], None]] = field(default_factory=list)
     _on_shutdown: list[Callable[[], None]] = field(default_factory=list)
-    _on_server: list[Callable[[ServerCounts], None]] = field(default_factory=list)
+    _on_server: list[Callable[[ServerCounts, SimulationReader | None], None]] = field(
+        default_factory=list)
 
     def attach(self, engine: Engine) -> None:
         """Scrape-time collectors that read the engine (cache sizes per cluster)."""
         for f in self._on_engine:
             f(engine)
 
-    def attach_server(self, counts: ServerCounts) -> None:
+    def attach_server(
+        self, counts: ServerCounts, simulations: SimulationReader | None = None
+    ) -> None:
         """Scrape-time collectors that read the server (loop slices, work in flight, streams)
-        through `counts` (server/servicer.py ScheduleServicer.counts)."""
+        through `counts` (server/servicer.py ScheduleServicer.counts), and its simulations
+        through `simulations` (RequestHandler.simulations.counts)."""
         for f in self._on_server:
-            f(counts)
+            f(counts, simulations)
 
     def shutdown(self) -> None:
         """Flush what is queued (spans) before the process exits."""
         for f in self._on_shutdown:
             f()
+
+
+def _register_server(
+    registry: CollectorRegistry, counts: ServerCounts, simulations: SimulationReader | None
+) -> None:
+    from .metrics import ServerCollector
+    from .simulation_metrics import SimulationCollector
+
+    registry.register(ServerCollector(counts))
+    if simulations is not None:
+        registry.register(SimulationCollector(simulations))
 
 
 def setup_observability(
@@ -72,14 +92,13 @@ def setup_observability(
     interceptors: list[grpc.aio.ServerInterceptor] = []
     on_engine: list[Callable[[Engine], None]] = []
     on_shutdown: list[Callable[[], None]] = []
-    on_server: list[Callable[[ServerCounts], None]] = []
+    on_server: list[Callable[[ServerCounts, SimulationReader | None], None]] = []
     port: int | None = None
     if metrics_address:
         from .grpc_metrics import GrpcMetricsInterceptor
         from .metrics import (
             ClusterCollector,
             PrometheusObserver,
-            ServerCollector,
             new_registry,
             start_metrics_server,
         )
@@ -91,7 +110,7 @@ def setup_observability(
         on_engine.append(
             lambda engine: registry.register(ClusterCollector(engine, cluster_series))
         )
-        on_server.append(lambda counts: registry.register(ServerCollector(counts)))
+        on_server.append(lambda counts, sims: _register_server(registry, counts, sims))
         port = start_metrics_server(metrics_address, registry)
     if tracing:
         from .tracing import setup_tracing

@@ -30,9 +30,15 @@ class Admission:
     Thread-safe: a slot is taken and given back on whichever thread runs that part of the
     request."""
 
-    def __init__(self, max_per_cluster: int, retry_after_seconds: float = 0.5) -> None:
+    def __init__(
+        self, max_per_cluster: int, retry_after_seconds: float = 0.5,
+        flag: str = "--max-queue-per-cluster", what: str = "requests",
+    ) -> None:
+        """`flag` and `what` name the bound in the refusal (Simulate has one of its own)."""
         self.max_per_cluster = max_per_cluster
         self.retry_after_seconds = retry_after_seconds
+        self.flag = flag
+        self.what = what
         self._lock = threading.Lock()
         # only clusters with work in flight have an entry, so this stays as small as the work
         self._in_flight: dict[str, int] = {}
@@ -49,8 +55,8 @@ class Admission:
             n = self._in_flight.get(cluster, 0)
             if 0 < self.max_per_cluster <= n:
                 raise ResourceExhausted(
-                    f"cluster {cluster!r} has {n} requests queued or running "
-                    f"(limit {self.max_per_cluster}, --max-queue-per-cluster): retry later",
+                    f"cluster {cluster!r} has {n} {self.what} queued or running "
+                    f"(limit {self.max_per_cluster}, {self.flag}): retry later",
                     self.retry_after_seconds,
                 )
             self._in_flight[cluster] = n + 1

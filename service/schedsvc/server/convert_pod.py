@@ -19,6 +19,7 @@ from schedsvc.resourcehelper import NON_ZERO_DEFAULTS, pod_requests
 from schedsvc.v1 import schedule_pb2 as pb
 
 from .cache import PodCaches
+from .convert_disruption import pod_disruption
 from .convert_preemption import preemption_policy, start_time
 from .convert_selectors import affinity, label_keys, label_selector
 from .convert_volume import pod_volumes
@@ -259,11 +260,8 @@ def _pod_fields(msg: pb.Pod, prefix: str, caches: PodCaches) -> model.Pod:
         priority=msg.priority,
         containers=containers,
         init_containers=init_containers,
-        overhead=(
-            resources(msg.overhead, f"{prefix}.overhead", container=True)
-            if msg.overhead
-            else _EMPTY_INTS
-        ),
+        overhead=(resources(msg.overhead, f"{prefix}.overhead", container=True)
+                  if msg.overhead else _EMPTY_INTS),
         node_selector=(
             labels(msg.node_selector, f"{prefix}.node_selector")
             if msg.node_selector
@@ -299,6 +297,7 @@ def _pod_fields(msg: pb.Pod, prefix: str, caches: PodCaches) -> model.Pod:
             else None
         ),
         volumes=pod_volumes(msg.volumes, prefix, caches) if msg.volumes else (),
+        disruption=pod_disruption(msg, prefix),
     )
 
 

@@ -1,4 +1,4 @@
-"""UpdateSnapshot and Explain: admitted per cluster, then within the memory budget.
+"""UpdateSnapshot, Explain and Simulate: admitted per cluster, then within the memory budget.
 
 Both take their cluster's lock, so a burst of them on one cluster waits in that cluster's line
 like Schedule requests do, each waiting one holding a worker thread. Without a bound, 200
@@ -20,8 +20,8 @@ from typing import Any, TypeVar
 
 from ..engine.scheduler import Engine
 from ..v1 import schedule_pb2 as pb
-from .admission import Admission
 from .memory import EXPLAIN_BYTES_PER_NODE, MemoryBudget, estimate
+from .simulation_limits import fork_bytes, simulation_size
 
 __all__ = ["gated", "need_of"]
 
@@ -38,15 +38,23 @@ def need_of(engine: Engine, name: str, request: Any) -> Callable[[], int]:
             return estimate(request, EXPLAIN_BYTES_PER_NODE, nodes)
 
         return explain_need
+    if isinstance(request, pb.SimulateRequest):
+
+        def simulate_need() -> int:
+            cluster = engine.find(name)
+            nodes = cluster.num_nodes() if cluster is not None else 0
+            return estimate(request) + fork_bytes(nodes, simulation_size(request.steps))
+
+        return simulate_need
     return lambda: estimate(request)
 
 
 def gated(
-    fn: Callable[[Any], T], admission: Admission, name: str,
+    fn: Callable[[Any], T], leave: Callable[[], None],
     memory: MemoryBudget, what: str, need: Callable[[], int],
 ) -> Callable[[Any], T]:
-    """`fn` for a request already admitted to cluster `name`: on its thread, it asks the
-    memory budget first, and gives back the reservation and the slot when it ends."""
+    """`fn` for a request already admitted to its cluster: on its thread, it asks the
+    memory budget first, and gives back the reservation and the slot (`leave`) when it ends."""
 
     def run(request: Any) -> T:
         try:
@@ -56,6 +64,6 @@ def gated(
             finally:
                 memory.release(reserved)
         finally:
-            admission.leave(name)
+            leave()
 
     return run

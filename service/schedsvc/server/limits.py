@@ -37,3 +37,10 @@ class Limits:
     max_in_flight: int = 256
     # stop a batch this long before the caller's deadline, so the partial answer still arrives
     deadline_margin_seconds: float = 0.05
+    # Simulate (issue 27; simulation_limits.py): steps in one request, pods it may place or
+    # try, nodes it may add (beyond any: INVALID_ARGUMENT naming the step's field), and
+    # Simulate calls queued or running per cluster (beyond: RESOURCE_EXHAUSTED; 0 = no bound)
+    max_simulation_steps: int = 100
+    max_simulated_pods: int = 100_000
+    max_simulated_nodes: int = 10_000
+    max_concurrent_simulations_per_cluster: int = 2

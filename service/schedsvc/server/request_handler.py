@@ -12,6 +12,7 @@ import time
 from collections.abc import Callable
 
 from ..engine.scheduler import Engine, SnapshotUpdate
+from ..engine.simulate.steps import SimulationResult
 from ..errors import InvalidArgument
 from ..v1 import schedule_pb2 as pb
 from .admission import Admission
@@ -19,11 +20,14 @@ from .cache import request_scope
 from .convert import Converter
 from .convert_preemption import pdb_key
 from .convert_results import explanation_to_pb
+from .convert_simulation import result_to_pb, steps_from_pb
 from .convert_storage_update import STORAGE_LISTS, storage_update_fields
 from .limits import Limits
 from .memory import MemoryBudget, MemoryLimits
 from .pauses import HeapPolicy
-from .schedule_call import Caller, ScheduleCall
+from .schedule_call import Caller, ScheduleCall, should_continue, unfinished
+from .simulation_limits import check_simulation, live_pods_on
+from .simulation_stats import SimulationStats, outcome_of, pods_by_step
 
 __all__ = ["SETTLE_ITEMS", "RequestHandler"]
 
@@ -122,6 +126,12 @@ class RequestHandler:
         self.engine = engine
         self.limits = limits or Limits()
         self.admission = Admission(self.limits.max_queue_per_cluster)
+        # Simulate calls queued or running per cluster, taken before `admission`'s slot
+        self.simulation_admission = Admission(
+            self.limits.max_concurrent_simulations_per_cluster,
+            flag="--max-concurrent-simulations-per-cluster", what="simulations",
+        )
+        self.simulations = SimulationStats()
         self.memory = memory or MemoryBudget(MemoryLimits())
         self.converter = Converter(self.limits.max_items_per_field)
         self.clock: Callable[[], float] = time.monotonic  # tests move time by hand
@@ -173,3 +183,35 @@ class RequestHandler:
             pod = self.converter.pod_from_pb(request.pod, "pod")
             cluster = self.engine.reader(self.cluster_name(request.cluster))
             return explanation_to_pb(cluster.explain(pod))
+
+    def simulate(self, request: pb.SimulateRequest, caller: Caller) -> pb.SimulateResponse:
+        """The steps on a fork of the cluster (engine Cluster.simulate): checked whole first,
+        nothing of the cluster changed. Cancelled / DeadlineExceeded when the run stopped
+        before its first step ended; counted once in `simulations`."""
+        t0 = time.perf_counter()
+        failure: BaseException | None = None
+        complete, pods = True, {}
+        try:
+            with request_scope():
+                name = self.cluster_name(request.cluster)
+                cluster = self.engine.reader(name)
+                check_simulation(request, self.limits, live_pods_on(cluster))
+                steps = steps_from_pb(self.converter, request)
+                go_on = should_continue(caller, self.limits.deadline_margin_seconds, self.clock)
+                res: SimulationResult = cluster.simulate(steps, go_on)
+            complete, pods = res.complete, pods_by_step(res.results)
+            if not res.results and not res.complete:
+                raise unfinished(caller)
+            out = pb.SimulateResponse(
+                generation=res.generation, epoch=self.engine.epoch, complete=res.complete,
+                stopped_at_step=0 if res.complete else res.stopped_at_step,
+            )
+            for r in res.results:
+                result_to_pb(r, out.results.add())
+            return out
+        except BaseException as exc:
+            failure = exc
+            raise
+        finally:
+            self.simulations.record(
+                outcome_of(failure, complete), time.perf_counter() - t0, pods)

@@ -32,7 +32,7 @@ from ..engine.scheduler import Cluster
 from ..errors import Cancelled, DeadlineExceeded, ResourceExhausted, SchedsvcError
 from ..v1 import schedule_pb2 as pb
 from ..v1 import schedule_pb2_grpc as pb_grpc
-from .admission import StreamAdmission
+from .admission import Admission, StreamAdmission
 from .decode import LARGE_REQUEST
 from .gate import gated, need_of
 from .inline import InlinePolicy
@@ -270,21 +270,31 @@ class ScheduleServicer(pb_grpc.ScheduleServiceServicer):
             await abort(context, exc)
 
     async def _per_cluster(
-        self, fn: Callable[[Any], T], request: Any, context: AioContext, what: str
+        self, fn: Callable[[Any], T], request: Any, context: AioContext, what: str,
+        first: Admission | None = None,
     ) -> T:
         """A unary request that takes its cluster's lock: admitted per cluster here on the
-        loop, so a refused one never takes a thread; then run through gate.gated."""
+        loop (by `first`, then by the cluster's queue), so a refused one never takes a
+        thread; then run through gate.gated, which gives the slots back when it ends."""
         handler = self.handler
+        slots = (handler.admission,) if first is None else (first, handler.admission)
+        taken: list[Admission] = []
         try:
             name = handler.cluster_name(request.cluster)
-            handler.admission.enter(name)
+            for a in slots:
+                a.enter(name)
+                taken.append(a)
         except SchedsvcError as exc:
+            for a in taken:
+                a.leave(name)
             await abort(context, exc)
-        work = gated(fn, handler.admission, name, handler.memory, what,
-                     need_of(handler.engine, name, request))
-        return await self._run(
-            context, work, request, cancelled=lambda: handler.admission.leave(name)
-        )
+
+        def leave() -> None:
+            for a in slots:
+                a.leave(name)
+
+        work = gated(fn, leave, handler.memory, what, need_of(handler.engine, name, request))
+        return await self._run(context, work, request, cancelled=leave)
 
     async def UpdateSnapshot(  # noqa: N802 - gRPC method name
         self, request: pb.UpdateSnapshotRequest, context: AioContext
@@ -308,6 +318,21 @@ class ScheduleServicer(pb_grpc.ScheduleServiceServicer):
         self, request: pb.ExplainRequest, context: AioContext
     ) -> pb.ExplainResponse:
         return await self._per_cluster(self.handler.explain, request, context, "this Explain")
+
+    async def Simulate(  # noqa: N802
+        self, request: pb.SimulateRequest, context: AioContext
+    ) -> pb.SimulateResponse:
+        """Always on the executor (a step can outlast any loop slice and holds the lock), with
+        its own per-cluster bound before the queue's."""
+        done = _watch(context)
+        caller = _Caller(context, done)
+        try:
+            return await self._per_cluster(
+                lambda r: self.handler.simulate(r, caller), request, context, "this Simulate",
+                first=self.handler.simulation_admission,
+            )
+        finally:
+            done.set()
 
     async def DeleteCluster(  # noqa: N802
         self, request: pb.DeleteClusterRequest, context: AioContext

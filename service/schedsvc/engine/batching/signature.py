@@ -20,9 +20,11 @@ __all__ = ["Signed", "sign_pod", "PodSigner"]
 # (signature or None, whether hints for it must rescore every cached node)
 Signed = tuple[bytes | None, bool]
 
-# every Pod field a plugin may read: all but the pod's identity
+# every Pod field a plugin may read: all but the pod's identity, and what only a simulated
+# drain reads (signing it would split runs of pods equal for every plugin)
 _SIGNED_FIELDS = tuple(
-    f.name for f in dataclasses.fields(Pod) if f.name not in ("uid", "name", "shape")
+    f.name for f in dataclasses.fields(Pod)
+    if f.name not in ("uid", "name", "shape", "disruption")
 )
 _signed_values = operator.attrgetter(*_SIGNED_FIELDS)  # a tuple: there are many fields
 _MEMO_MAX = 1024

@@ -1,5 +1,6 @@
-"""Simulations (issue #27): what-if questions answered on a copy-on-write fork of a cluster
-with the unmodified cycle. `fork.py` is the fork every step runs on."""
+"""What-if on a fork (issue 27): a simulation's steps, run on a copy-on-write fork of a cluster
+that never writes the cluster itself (`fork.py`). `steps.py` holds the domain types the server
+converts."""
 
 from __future__ import annotations
 

@@ -1,0 +1,82 @@
+"""A simulation's run loop: each step in order on the fork, dispatched by its type to its
+runner, `should_continue` asked before each step (and by the runners before each pod). A no
+ends the run there: the results of the steps completed before, `complete=False`.
+
+A runner is `runner(fork, step, should_continue) -> result`; it raises `Stopped` when
+`should_continue` says no midway, and InvalidArgument with a field path relative to its step
+("remove_nodes.names[0]"), which the loop prefixes with the step's index."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from ...errors import InvalidArgument
+from ..explain import explain
+from .drain import drain
+from .fill import fill
+from .fork import ClusterFork
+from .node_steps import add_nodes, remove_nodes
+from .scale_up import scale_up
+from .schedule_step import schedule
+from .steps import (
+    AddNodes,
+    Drain,
+    ExplainStep,
+    Fill,
+    RemoveNodes,
+    ScaleUp,
+    ScheduleStep,
+    SimulationResult,
+    Step,
+    StepResult,
+)
+from .stopped import Stopped
+
+__all__ = ["RUNNERS", "Runner", "Stopped", "run"]
+
+Runner = Callable[[ClusterFork, Any, Callable[[], bool]], StepResult]
+
+
+def _explain(fork: ClusterFork, step: ExplainStep, _go_on: Callable[[], bool]) -> StepResult:
+    """Explain on the fork's state here: consumes no cycle, assumes nothing."""
+    return explain(fork.env, step.pod)
+
+
+# step type -> its runner
+RUNNERS: dict[type, Runner] = {
+    AddNodes: add_nodes,
+    RemoveNodes: remove_nodes,
+    ScheduleStep: schedule,
+    Fill: fill,
+    Drain: drain,
+    ScaleUp: scale_up,
+    ExplainStep: _explain,
+}
+
+
+def _runner(i: int, step: Step) -> Runner:
+    runner = RUNNERS.get(type(step))
+    if runner is None:
+        raise InvalidArgument(f"steps[{i}]", f"no runner for {type(step).__name__}")
+    return runner
+
+
+def run(
+    fork: ClusterFork, steps: Sequence[Step], should_continue: Callable[[], bool],
+    generation: int,
+) -> SimulationResult:
+    """The steps on `fork`, in order; `generation` is the cluster's, reported back. A step
+    of a type with no runner is refused before any step runs."""
+    runners = [_runner(i, s) for i, s in enumerate(steps)]
+    results: list[StepResult] = []
+    for i, (step, runner) in enumerate(zip(steps, runners, strict=True)):
+        if not should_continue():
+            return SimulationResult(tuple(results), generation, False, i)
+        try:
+            results.append(runner(fork, step, should_continue))
+        except Stopped:
+            return SimulationResult(tuple(results), generation, False, i)
+        except InvalidArgument as e:
+            raise InvalidArgument(f"steps[{i}].{e.field}", e.description) from None
+    return SimulationResult(tuple(results), generation)
