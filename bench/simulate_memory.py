@@ -95,8 +95,8 @@ def _fork(c: Cluster, n: int) -> Fork:
         seconds = time.perf_counter() - t0
         gc.collect()
         held, peak = tracemalloc.get_traced_memory()
-        rows = len(f.snapshot.pods_on_row.owned)  # type: ignore[attr-defined]
-    placed = sum(1 for p in res.results[0].placements if p.node_name)  # type: ignore[union-attr]
+        rows = len(f.snapshot.pods_on_row.owned)
+    placed = sum(1 for p in res.results[0].placements if p.node_name)
     if placed != n:
         raise RuntimeError(f"the fork placed {placed} of {n} pods")
     return Fork(n, held - start, peak - start, seconds, rows)
