@@ -33,6 +33,8 @@ import mixed  # noqa: E402
 import preemption  # noqa: E402
 import profile_batching  # noqa: E402
 import scheduling_basic  # noqa: E402
+import simulate  # noqa: E402
+import simulate_memory  # noqa: E402
 import statefulsets  # noqa: E402
 
 BENCHMARKS: list[tuple[str, Callable[..., str]]] = [
@@ -46,6 +48,8 @@ BENCHMARKS: list[tuple[str, Callable[..., str]]] = [
     ("issue16", issue16.run),
     ("kube_beside", kube_beside.run),
     ("statefulsets", statefulsets.run),
+    ("simulate", simulate.run),
+    ("simulate_memory", simulate_memory.run),
 ]
 
 
