@@ -65,8 +65,8 @@ def test_an_unknown_node_to_remove_is_invalid_argument_naming_the_field(
 
 
 def _big(stub: object) -> None:
-    """200 nodes of 16 CPU and 250 pods: room for 50,000 100m copies, seconds of work."""
-    nodes = [pb_node(f"n{i}", cpu="16", memory="64Gi", pods="250") for i in range(200)]
+    """200 nodes of 32 CPU and 250 pods: room for 50,000 100m copies, seconds of work."""
+    nodes = [pb_node(f"n{i}", cpu="32", memory="64Gi", pods="250") for i in range(200)]
     stub.UpdateSnapshot(  # type: ignore[attr-defined]
         pb.UpdateSnapshotRequest(upsert_nodes=nodes), timeout=WAIT)
 
@@ -77,7 +77,9 @@ def test_a_deadline_inside_a_long_fill_answers_the_steps_before_it(servers: Serv
     before = server.engine.cluster("default").snapshot.generation
     steps = [Step(schedule=pb.ScheduleStep(pods=[pb_pod("a")])),
              Step(fill=pb.FillStep(template=pb_pod("t"), max_pods=50_000))]
-    resp = stub.Simulate(pb.SimulateRequest(steps=steps), timeout=0.5)
+    # 2 s: the one-pod step is done long before, even on a loaded machine (0.5 s was not);
+    # the 50,000 copies take several seconds
+    resp = stub.Simulate(pb.SimulateRequest(steps=steps), timeout=2.0)
     assert (resp.complete, resp.stopped_at_step, len(resp.results)) == (False, 1, 1)
     assert resp.results[0].schedule.placements[0].node_name.startswith("n")
     assert snapshot_pods(server) == {}
