@@ -29,6 +29,7 @@ from schedsvc.model import (
     PodDisruption,
     PodDisruptionBudget,
     Taint,
+    Toleration,
     TopologySpreadConstraint,
 )
 from tests.builders.clusters import cluster_of
@@ -185,3 +186,29 @@ def test_a_stop_midway_raises_stopped_and_leaves_the_cluster(batching: bool) -> 
     with c.fork() as f, pytest.raises(Stopped):
         drain(f, Drain(("n0",)), lambda: next(asked))
     assert fingerprint(c) == before
+
+
+@pytest.mark.parametrize(("n1_used", "expect"), [(900, None), (0, "n1")],
+                         ids=["no room elsewhere: not drainable", "room on n1: moves there"])
+def test_a_pod_tolerating_every_taint_never_moves_back_to_its_own_node(
+    n1_used: int, expect: str | None
+) -> None:
+    """A ReplicaSet pod with an Exists toleration without a key tolerates the ghost's taint;
+    the autoscaler still never counts the removed node as a place (isCandidateNode), so the pod
+    needs room elsewhere: none on n1 (1 CPU, 900m used) -> NoPlaceToMovePods naming it."""
+    rs = PodDisruption(controller_kind="ReplicaSet")
+    pods = [pod("p", cpu=500, node_name="n0", disruption=rs,
+                tolerations=(Toleration(operator="Exists"),))]
+    if n1_used:
+        pods.append(pod("fill", cpu=n1_used, node_name="n1", disruption=rs))
+    c = cluster_of([node("n0", cpu=4000), node("n1", cpu=1000)], pods)
+    v = c.simulate([Drain(("n0",))], lambda: True).results[0]
+    assert isinstance(v, DrainResult)
+    verdict = v.nodes[0]
+    if expect is None:
+        assert not verdict.drainable
+        assert verdict.reason is UnremovableReason.NO_PLACE_TO_MOVE_PODS
+        assert verdict.blocking_pod is not None and verdict.blocking_pod.uid == "p"
+    else:
+        assert verdict.drainable
+        assert [(m.pod_uid, m.node_name) for m in verdict.moved] == [("p", expect)]

@@ -94,6 +94,11 @@ _BAD: list[tuple[str, Callable[[], pb.SimulationStep], str]] = [
     ("fill with a bound template",
      lambda: Step(fill=pb.FillStep(template=pb_pod("t", node_name="n0"), max_pods=1)),
      "steps[0].fill.template.node_name"),
+    ("scale_up with a bound pending pod",
+     lambda: Step(scale_up=pb.ScaleUpStep(
+         pods=[pb_pod("a"), pb_pod("b", node_name="n0")], node_templates=[pb_node("g")],
+         max_new_nodes=1)),
+     "steps[0].scale_up.pods[1].node_name"),
     ("fill with a bad quantity in the template",
      lambda: Step(fill=pb.FillStep(template=pb_pod("t", cpu="lots"), max_pods=1)),
      'steps[0].fill.template.containers[0].requests["cpu"]'),

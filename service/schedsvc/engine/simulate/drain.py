@@ -16,7 +16,16 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
-from ...model import Node, Outcome, Pod, Taint
+from ...model import (
+    Affinity,
+    Node,
+    NodeAffinity,
+    NodeSelectorRequirement,
+    NodeSelectorTerm,
+    Outcome,
+    Pod,
+    Taint,
+)
 from ..preemption.evaluator import Victim
 from ..schedule_one import Placement, schedule_one
 from ..update_types import SnapshotUpdate
@@ -27,7 +36,7 @@ from .on_fork import pending_with_shapes
 from .steps import BlockingPodReason, Drain, DrainResult, NodeDrainVerdict, UnremovableReason
 from .stopped import Stopped
 
-__all__ = ["TO_BE_DELETED_TAINT", "drain", "drain_order", "ghost_node"]
+__all__ = ["TO_BE_DELETED_TAINT", "drain", "drain_order", "ghost_node", "not_on"]
 
 # taints.ToBeDeletedTaint: what the autoscaler puts on a node it is about to delete
 TO_BE_DELETED_TAINT = "ToBeDeletedByClusterAutoscaler"
@@ -61,6 +70,23 @@ def ghost_node(node: Node, now: str) -> Node:
     tainted ToBeDeletedByClusterAutoscaler=<unix time>:NoSchedule."""
     kept = tuple(t for t in node.taints if t.key != TO_BE_DELETED_TAINT)
     return replace(node, taints=(*kept, Taint(TO_BE_DELETED_TAINT, now, "NoSchedule")))
+
+
+def not_on(pod: Pod, ghost: Taint, name: str) -> Pod:
+    """The pod, kept off the drained node even when it tolerates the ghost's taint (an Exists
+    toleration without a key tolerates every taint): the autoscaler never counts the node it
+    removes as a place (findPlaceFor's isCandidateNode). Such a pod gets `metadata.name NotIn
+    [name]` ANDed into its required node affinity; any other pod is returned as it is."""
+    if not any(t.tolerates(ghost) for t in pod.tolerations):
+        return pod
+    req = NodeSelectorRequirement("metadata.name", "NotIn", (name,))
+    aff = pod.affinity or Affinity()
+    na = aff.node_affinity or NodeAffinity()
+    terms = (
+        (NodeSelectorTerm((), (req,)),) if na.required is None
+        else tuple(replace(t, match_fields=(*t.match_fields, req)) for t in na.required)
+    )
+    return replace(pod, affinity=replace(aff, node_affinity=replace(na, required=terms)))
 
 
 def drain_order(pods: Sequence[Pod]) -> list[Pod]:
@@ -139,11 +165,12 @@ def _move(
     """The ghost node in, the pods out, then each pod's cycle (no preemption) until one finds
     no place (it is the last placement returned)."""
     child.set_preemption(False)
+    ghost = ghost_node(node, now)
     update_fork(child, SnapshotUpdate(
-        upsert_nodes=(ghost_node(node, now),), remove_pods=tuple(p.uid for p in pods),
+        upsert_nodes=(ghost,), remove_pods=tuple(p.uid for p in pods),
     ))
     out: list[Placement] = []
-    for pod in drain_order(pods):
+    for pod in drain_order([not_on(p, ghost.taints[-1], node.name) for p in pods]):
         if not should_continue():
             raise Stopped
         p = schedule_one(child.env, child.cursor, pod, False)
