@@ -57,7 +57,7 @@ def follow(run: Callable[[], object]) -> Path:
 
     # no cyclic collection inside the run: a finalizer it fires (parked batch states giving
     # their bytes back) would be counted as a call back wherever the collector happened to run
-    gc.collect()
+    # (no collection before it either: it would drop weakly held caches the run then rebuilds)
     gc.disable()
     sys.setprofile(profile)
     try:
