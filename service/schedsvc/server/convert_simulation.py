@@ -95,8 +95,8 @@ def _drain(_conv: Converter, s: pb.DrainStep, path: str) -> st.Drain:
 
 
 def _scale_up(conv: Converter, s: pb.ScaleUpStep, path: str) -> st.ScaleUp:
-    for j, msg in enumerate(s.pods):  # the estimator's pods are pending: none is bound
-        if msg.node_name:
+    for j, pending in enumerate(s.pods):  # the estimator's pods are pending: none is bound
+        if pending.node_name:
             raise InvalidArgument(f"{path}.pods[{j}].node_name", "a pending pod is not bound")
     pods = _pods(conv, s.pods, f"{path}.pods")
     if not s.node_templates:
