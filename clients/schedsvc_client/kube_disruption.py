@@ -9,7 +9,7 @@ from typing import Any
 
 from schedsvc.v1 import schedule_pb2 as pb
 
-from .kube_json import as_list, as_object, as_str, join, str_map
+from .kube_json import controller_field, join, str_map
 
 __all__ = ["MIRROR", "SAFE_TO_EVICT", "SAFE_TO_EVICT_LOCAL_VOLUMES", "set_disruption"]
 
@@ -17,16 +17,6 @@ MIRROR = "kubernetes.io/config.mirror"
 SAFE_TO_EVICT = "cluster-autoscaler.kubernetes.io/safe-to-evict"
 SAFE_TO_EVICT_LOCAL_VOLUMES = "cluster-autoscaler.kubernetes.io/safe-to-evict-local-volumes"
 _VOLUME_NAME = re.compile(r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?")
-
-
-def _controller_kind(meta: Mapping[str, Any], path: str) -> str:
-    """metav1.GetControllerOf: the owner reference with controller: true."""
-    refs_path = join(path, "metadata.ownerReferences")
-    for i, ref in enumerate(as_list(meta.get("ownerReferences"), refs_path)):
-        r = as_object(ref, f"{refs_path}[{i}]")
-        if r.get("controller") is True:
-            return as_str(r.get("kind"), f"{refs_path}[{i}].kind")
-    return ""
 
 
 def set_disruption(pod: pb.Pod, meta: Mapping[str, Any], path: str) -> None:
@@ -39,7 +29,7 @@ def set_disruption(pod: pb.Pod, meta: Mapping[str, Any], path: str) -> None:
     volumes = [v for v in notes.get(SAFE_TO_EVICT_LOCAL_VOLUMES, "").split(",")
                if _VOLUME_NAME.fullmatch(v)]
     d = pb.PodDisruption(
-        controller_kind=_controller_kind(meta, path), mirror=MIRROR in notes,
+        controller_kind=controller_field(meta, path, "kind"), mirror=MIRROR in notes,
         safe_to_evict=safe if safe in ("true", "false") else "",
         safe_to_evict_local_volumes=volumes,
     )

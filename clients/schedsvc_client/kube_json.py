@@ -8,6 +8,7 @@ from typing import Any
 from schedsvc.quantity import QuantityError, parse_quantity
 
 __all__ = [
+    "controller_field",
     "object_parts",
     "KubeObjectError",
     "as_bool",
@@ -125,3 +126,15 @@ def quantities(obj: Any, path: str) -> dict[str, str]:
             raise KubeObjectError(path, f"bad resource name {k!r}")
         out[k] = quantity_text(v, join(path, k))
     return out
+
+
+def controller_field(meta: Mapping[str, Any], path: str, name: str) -> str:
+    """A string field (`kind`, `uid`) of metav1.GetControllerOf's owner reference, the one
+    with controller: true ("" when there is none)."""
+    refs_path = join(path, "metadata.ownerReferences")
+    for i, ref in enumerate(as_list(meta.get("ownerReferences"), refs_path)):
+        r = as_object(ref, f"{refs_path}[{i}]")
+        if r.get("controller") is True:
+            return as_str(r.get(name), f"{refs_path}[{i}].{name}")
+    return ""
+

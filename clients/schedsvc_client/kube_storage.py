@@ -17,9 +17,9 @@ from schedsvc.v1 import schedule_pb2 as pb
 from .kube_json import (
     KubeObjectError,
     as_bool,
-    as_list,
     as_object,
     as_str,
+    controller_field,
     join,
     object_parts,
     quantities,
@@ -91,16 +91,6 @@ def pv_from_kube(obj: Mapping[str, Any], path: str) -> pb.PersistentVolume:
     return out
 
 
-def _controller_uid(meta: Mapping[str, Any], path: str) -> str:
-    """The uid of the ownerReference with controller: true ("" when none)."""
-    refs_path = join(path, "metadata.ownerReferences")
-    for i, ref in enumerate(as_list(meta.get("ownerReferences"), refs_path)):
-        ref = as_object(ref, f"{refs_path}[{i}]")
-        if ref.get("controller") is True:
-            return as_str(ref.get("uid"), f"{refs_path}[{i}].uid")
-    return ""
-
-
 def pvc_from_kube(obj: Mapping[str, Any], path: str) -> pb.PersistentVolumeClaim:
     meta, spec, status = object_parts(obj, path)
     out = pb.PersistentVolumeClaim(
@@ -110,7 +100,7 @@ def pvc_from_kube(obj: Mapping[str, Any], path: str) -> pb.PersistentVolumeClaim
         annotations=str_map(meta.get("annotations"), join(path, "metadata.annotations")),
         phase=as_str(status.get("phase"), join(path, "status.phase")),
         deleting=meta.get("deletionTimestamp") is not None,
-        controller_uid=_controller_uid(meta, path),
+        controller_uid=controller_field(meta, path, "uid"),
     )
     claim_spec_into(out, spec, join(path, "spec"))
     return out
