@@ -75,6 +75,11 @@ class PluginTraits:
     `window_scored`: PreScore reads the set of rows it is given (kube's filteredNodes) or the
     pods of other nodes, so a row's raw score is no fact of its own: batching asks the plugin
     (WindowScorePlugin) for the scores of each window instead of caching raw scores per row.
+    `row_usage_only`: Filter and Score of a row read, of the snapshot, only that row's
+    `allocatable`, `requested` and `nonzero_requested` and the resource columns (besides the
+    pod and the plugin's own PreFilter/PreScore state): rows equal in those get equal verdicts
+    and raw scores, whatever their pods, labels or taints. A fill's rounds key their rescoring
+    by them (engine/simulate/fill_run.py).
     """
 
     filter_is_static: bool = False
@@ -84,6 +89,7 @@ class PluginTraits:
     pre_filter_assume_stable: bool = False
     pre_score_assume_stable: bool = False
     window_scored: bool = False
+    row_usage_only: bool = False
 
 
 NO_TRAITS = PluginTraits()

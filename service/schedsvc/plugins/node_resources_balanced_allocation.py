@@ -80,6 +80,7 @@ class NodeResourcesBalancedAllocation:
     traits = PluginTraits(
         normalize_is_identity=True,  # kube has no NormalizeScore for it
         pre_score_assume_stable=True,  # reads only the pod
+        row_usage_only=True,  # allocatable, requested, nonzero_requested of the row
     )
 
     def __init__(

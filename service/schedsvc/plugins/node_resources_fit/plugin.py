@@ -91,6 +91,7 @@ class NodeResourcesFit:
         normalize_is_identity=True,  # kube has no NormalizeScore for it
         pre_filter_assume_stable=True,  # reads only the pod
         pre_score_assume_stable=True,  # reads only the pod
+        row_usage_only=True,  # allocatable, requested, nonzero_requested of the row
     )
 
     def __init__(self, args: NodeResourcesFitArgs) -> None:
