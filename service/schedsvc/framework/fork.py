@@ -18,7 +18,11 @@ is itself a fork; nothing commits into a live snapshot.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Protocol, cast
+
+import numpy as np
+import numpy.typing as npt
 
 from ..model import Node, Pod
 from .interning import LabelColumn
@@ -191,6 +195,18 @@ class ForkSnapshot(Snapshot):
         self._own("nonzero_requested")
         self._rows.own(self.index[node_name])
         return super().add_pod(pod, node_name, assumed, info)
+
+    def account_copies(self, rows: npt.NDArray[np.intp], info: PodInfo) -> None:
+        self._own("nonzero_requested")
+        super().account_copies(rows, info)
+
+    def add_records(
+        self, pods: Sequence[Pod], names: Sequence[str], rows: Sequence[int], info: PodInfo
+    ) -> None:
+        own = self._rows.own
+        for row in set(rows):
+            own(row)
+        super().add_records(pods, names, rows, info)
 
     def remove_pod(self, uid: str) -> PodRecord | None:
         rec = self.pods.get(uid)

@@ -8,7 +8,7 @@ A base of Snapshot (framework/snapshot.py), which owns the columns declared here
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, MutableMapping
+from collections.abc import Callable, MutableMapping, Sequence
 from typing import TypeVar
 
 import numpy as np
@@ -66,6 +66,34 @@ class SnapshotPods:
             listener.pod_added(rec, row)
         self.generation += 1
         return rec
+
+    def account_copies(self, rows: npt.NDArray[np.intp], info: PodInfo) -> None:
+        """The usage of one pod requesting what `info` requests (no host port) added on each
+        of `rows` (distinct), in one array update per column: a fill's rounds, whose copies'
+        records come later (add_records) or never (nothing reads them)."""
+        k = len(rows)
+        for res, qty in info.requests.items():
+            col = self._ref_resource(res, k)
+            self.requested[rows, col] += qty
+        self.requested[rows, 3] += 1  # pods
+        self.nonzero_requested[rows, 0] += info.nonzero_cpu
+        self.nonzero_requested[rows, 1] += info.nonzero_memory
+        self.generation += k
+
+    def add_records(
+        self, pods: Sequence[Pod], names: Sequence[str], rows: Sequence[int], info: PodInfo
+    ) -> None:
+        """What add_pod(pods[i], names[i], assumed=True) adds besides the usage, which
+        account_copies counted: copies of one template (they request what `info` requests),
+        none held here; `rows[i]` is names[i]'s. The generation is not moved again."""
+        pods_held, on_row, listeners = self.pods, self.pods_on_row, self.listeners
+        for pod, name, row in zip(pods, names, rows, strict=True):
+            rec = PodRecord(info=info.for_pod(pod), node_name=name, assumed=True)
+            pods_held[pod.uid] = rec
+            on_row[row][pod.uid] = rec
+            for listener in listeners:
+                listener.pod_added(rec, row)
+        # account_copies moved the generation once per copy, as add_pod does
 
     def add_nominated(self, pod: Pod, info: PodInfo | None = None) -> None:
         """A pending pod nominated to a node: counted only in the filter stage's first pass.

@@ -6,12 +6,11 @@ from __future__ import annotations
 
 import dataclasses
 import operator
-from collections.abc import Iterator
 
 from ...framework.snapshot import Snapshot
 from ...model import Pod
 
-__all__ = ["node_names", "pod_copies"]
+__all__ = ["PodCopies", "node_names", "pod_copies"]
 
 _FIELDS = tuple(f.name for f in dataclasses.fields(Pod))
 if _FIELDS[:2] != ("uid", "name"):  # pragma: no cover - guards a model change
@@ -32,19 +31,45 @@ def node_names(snap: Snapshot, template: str, count: int) -> list[str]:
     return out
 
 
-def pod_copies(snap: Snapshot, template: Pod) -> Iterator[Pod]:
+class PodCopies:
     """Copies of `template` named "<name or fill>-<i>" with uids "<uid or fill>~<i>", i from
     0, skipping uids `snap` holds (placed or nominated, at the moment the copy is made). They
     keep the template's shape token (one is given if it has none), so the cycle reuses its
-    PodInfo and batching signature for every copy."""
-    if template.shape is None:
-        template = dataclasses.replace(template, shape=object())
-    name, uid = template.name or "fill", template.uid or "fill"
-    rest = _REST(template)  # the fields after uid and name, positionally: 1/10 of replace's cost
-    pods, nominated = snap.pods, snap.nominated
-    i = 0
-    while True:
-        u = f"{uid}~{i}"
-        if u not in pods and u not in nominated:
-            yield Pod(u, f"{name}-{i}", *rest)
-        i += 1
+    PodInfo and batching signature for every copy. An iterator; `skip` passes over copies a
+    fill never makes (their records are read by nothing), naming the next one as if made."""
+
+    __slots__ = ("template", "_name", "_uid", "_rest", "_pods", "_nominated", "_i")
+
+    def __init__(self, snap: Snapshot, template: Pod) -> None:
+        if template.shape is None:
+            template = dataclasses.replace(template, shape=object())
+        self.template = template
+        self._name, self._uid = template.name or "fill", template.uid or "fill"
+        self._rest = _REST(template)  # the fields after uid and name: 1/10 of replace's cost
+        self._pods, self._nominated = snap.pods, snap.nominated
+        self._i = 0
+
+    def __iter__(self) -> PodCopies:
+        return self
+
+    def __next__(self) -> Pod:
+        i = self._next_free()
+        return Pod(f"{self._uid}~{i}", f"{self._name}-{i}", *self._rest)
+
+    def skip(self, k: int) -> None:
+        for _ in range(k):
+            self._next_free()
+
+    def _next_free(self) -> int:
+        """The next index whose uid the snapshot does not hold; taken."""
+        pods, nominated, uid = self._pods, self._nominated, self._uid
+        i = self._i
+        while f"{uid}~{i}" in pods or f"{uid}~{i}" in nominated:
+            i += 1
+        self._i = i + 1
+        return i
+
+
+def pod_copies(snap: Snapshot, template: Pod) -> PodCopies:
+    """The copies of `template` (PodCopies)."""
+    return PodCopies(snap, template)
