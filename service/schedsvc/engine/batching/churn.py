@@ -26,6 +26,10 @@ class Churn:
         """The state was made exact again (stored, built or resumed)."""
         self._rows, self._node_rows, self._nodes_changed = set(), set(), False
 
+    def empty(self) -> bool:
+        """Nothing changed since the state was made exact."""
+        return not self._rows and not self._node_rows and not self._nodes_changed
+
     def any_rows(self) -> bool:
         return bool(self._rows)
 

@@ -14,7 +14,7 @@ from typing import Any
 from ...errors import InvalidArgument
 from ..explain import explain
 from .drain import drain
-from .fill import fill
+from .fill import fill, fill_last
 from .fork import ClusterFork
 from .node_steps import add_nodes, remove_nodes
 from .scale_up import scale_up
@@ -33,7 +33,7 @@ from .steps import (
 )
 from .stopped import Stopped
 
-__all__ = ["RUNNERS", "Runner", "Stopped", "run"]
+__all__ = ["LAST_RUNNERS", "RUNNERS", "Runner", "Stopped", "run"]
 
 Runner = Callable[[ClusterFork, Any, Callable[[], bool]], StepResult]
 
@@ -54,9 +54,12 @@ RUNNERS: dict[type, Runner] = {
     ExplainStep: _explain,
 }
 
+# the runner of a simulation's last step, where it differs: nothing reads the fork after it
+LAST_RUNNERS: dict[type, Runner] = {Fill: fill_last}
 
-def _runner(i: int, step: Step) -> Runner:
-    runner = RUNNERS.get(type(step))
+
+def _runner(i: int, step: Step, last: bool) -> Runner:
+    runner = (last and LAST_RUNNERS.get(type(step))) or RUNNERS.get(type(step))
     if runner is None:
         raise InvalidArgument(f"steps[{i}]", f"no runner for {type(step).__name__}")
     return runner
@@ -68,7 +71,7 @@ def run(
 ) -> SimulationResult:
     """The steps on `fork`, in order; `generation` is the cluster's, reported back. A step
     of a type with no runner is refused before any step runs."""
-    runners = [_runner(i, s) for i, s in enumerate(steps)]
+    runners = [_runner(i, s, i == len(steps) - 1) for i, s in enumerate(steps)]
     results: list[StepResult] = []
     for i, (step, runner) in enumerate(zip(steps, runners, strict=True)):
         if not should_continue():

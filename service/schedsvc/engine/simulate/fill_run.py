@@ -1,0 +1,178 @@
+"""Fill's copies in rounds from the run's WindowCache: the choices the copies' cycles make one
+by one, without paying a cycle per copy.
+
+Once a copy was placed from a complete WindowCache (every node's verdict and raw scores for
+the template's signature) and nothing else changed (OpportunisticBatch.continued_run), the
+next copy's cycle is the cache's pick over its window: the first `to_find` feasible rows
+from the start index, normalized and drawn from as that sampled cycle would (batching's own
+claim, held by its tests). A row's verdict and scores for such a pod read that row alone,
+and only the rows that took copies changed. So a round picks copy after copy from the cache
+as it stands (a lap at once, batching/window_lap.py, or one by one), moving the start index
+as each cycle would, until a copy's window reaches (its filter stage would visit) a row an
+earlier copy of the round took: that window would read a stale row. The round's copies are
+then assumed and their rows re-filtered and rescored, and the next round begins. Each pick
+draws from the cursor's generator as its cycle would, so the placements, the generator, the
+start index and the cycle counter end as the copies' cycles leave them.
+
+When every plugin that reads usage for the template reads only its row's usage columns
+(PluginTraits.row_usage_only), a rescored row's result is looked up by those columns (rows in
+equal states share it), and the copies' pod records, which nothing in the run reads, are
+made once at the end, or never when the fill is the simulation's last step (`keep` False).
+
+A copy with volumes (Reserve binds its claims) or host ports never comes here; nominated
+pods end a run before (continued_run). The batches are invalidated after: they did not hear
+of the copies, and a flushed batch is exact (its next cycle is a full one)."""
+
+from __future__ import annotations
+
+from bisect import bisect_left
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ...framework import Rows
+from ...framework.podinfo import PodInfo
+from ...framework.snapshot import Snapshot
+from ..batching.window_cache import WindowCache
+from ..batching.window_lap import UsageMemo, lap_picks, recheck_by_usage, recheck_taken
+from ..cycle_context import CycleCursor
+from ..cycle_env import CycleEnv
+from ..runtime import CycleState, Framework
+from .names import PodCopies
+from .stopped import Stopped
+
+__all__ = ["continue_fill"]
+
+
+@dataclass(slots=True)
+class _Run:
+    """One continued run: what its rounds read and what they leave for the end."""
+
+    env: CycleEnv
+    cursor: CycleCursor
+    fw: Framework
+    info: PodInfo
+    st: WindowCache
+    cs: CycleState
+    memo: UsageMemo | None  # usage-only: rescored rows by their usage (module docstring)
+    deferred: list[int] = field(default_factory=list)  # rows of copies without records yet
+
+
+def continue_fill(
+    env: CycleEnv, cursor: CycleCursor, fw: Framework, copies: PodCopies,
+    counts: Counter[str], placed: int, max_pods: int, ask_every: int,
+    should_continue: Callable[[], bool], keep: bool = True,
+) -> int:
+    """Copies placed after the `placed` ones, in rounds while the run continues, counted per
+    node into `counts`; returns the new total. Unchanged (nothing placed, batches untouched)
+    when the run cannot continue from its cache (module docstring)."""
+    snap, info = env.snapshot, cursor.last_info
+    cont = env.batch[fw.name].continued_run(snap, cursor.cycle)
+    if cont is None or info is None or info.pod.volumes or info.host_ports:
+        return placed
+    st, cs, last = cont
+    memo = UsageMemo.of(fw, cs, st) if fw.pre_score_assume_stable else None
+    run = _Run(env, cursor, fw, info, st, cs, memo)
+    try:
+        st.recheck_rows(fw, info, snap, cs, np.array([last], dtype=np.intp), -1, True)
+        placed = _rounds(run, copies, counts, placed, max_pods, ask_every, should_continue)
+        _finish(run, copies, counts, keep)
+        return placed
+    finally:
+        env.batches.invalidate()
+
+
+def _rounds(
+    run: _Run, copies: PodCopies, counts: Counter[str], placed: int, max_pods: int,
+    ask_every: int, should_continue: Callable[[], bool],
+) -> int:
+    env, cursor, fw, info, st, cs = run.env, run.cursor, run.fw, run.info, run.st, run.cs
+    snap = env.snapshot
+    _, to_find = env.sampling[fw.name]
+    n = len(snap.order)
+    while placed < max_pods:
+        lap = lap_picks(st, cursor.next_start_index % n, to_find, max_pods - placed, cursor.rng)
+        if lap is not None:
+            picks, start = lap
+        else:
+            picks, start = _picks(st, fw, info, cs, cursor, to_find, max_pods - placed, snap)
+        if len(picks) == 0:  # nothing fits: the next copy's full cycle says why
+            return placed
+        snap.account_copies(picks, info)  # the assumes' usage (no Reserve: no volumes)
+        if run.memo is not None:
+            run.deferred.extend(picks.tolist())
+            recheck_by_usage(st, fw, info, snap, cs, picks, run.memo)
+        else:
+            rows = picks.tolist()
+            names = [snap.node(r).name for r in rows]
+            pods = [next(copies) for _ in rows]
+            snap.add_records(pods, names, rows, info)
+            counts.update(names)
+            cursor.last_info = snap.pods[pods[-1].uid].info
+            if fw.pre_score_assume_stable:
+                recheck_taken(st, fw, info, snap, cs, picks)
+            else:
+                st.recheck_rows(fw, info, snap, cs, picks, -1, True)
+        cursor.cycle += len(picks)
+        cursor.next_start_index = start
+        if (placed + len(picks)) // ask_every != placed // ask_every and not should_continue():
+            raise Stopped
+        placed += len(picks)
+    return placed
+
+
+def _finish(run: _Run, copies: PodCopies, counts: Counter[str], keep: bool) -> None:
+    """The deferred copies counted per node (in the order each node first took one) and, with
+    `keep`, made and recorded in placement order; else only passed over in the naming."""
+    rows = run.deferred
+    if not rows:
+        return
+    snap = run.env.snapshot
+    arr = np.asarray(rows, dtype=np.intp)
+    uniq, first, cnt = np.unique(arr, return_index=True, return_counts=True)
+    order = np.argsort(first, kind="stable")
+    for r, c in zip(uniq[order].tolist(), cnt[order].tolist(), strict=True):
+        counts[snap.node(r).name] += c
+    if not keep:
+        copies.skip(len(rows))
+        return
+    pods = [next(copies) for _ in rows]
+    snap.add_records(pods, [snap.node(r).name for r in rows], rows, run.info)
+    run.cursor.last_info = snap.pods[pods[-1].uid].info
+
+
+def _picks(
+    st: WindowCache, fw: Framework, info: PodInfo, cs: CycleState, cursor: CycleCursor,
+    to_find: int, most: int, snap: Snapshot,
+) -> tuple[Rows, int]:
+    """One round read window by window (lap_picks cannot): the rows the next copies' cycles
+    pick (at most `most`) until a window reaches a row the round took; the start after."""
+    n = len(st.order)
+    start = cursor.next_start_index % n
+    position, rng = st.position, cursor.rng
+    picks: list[int] = []
+    taken: list[int] = []  # positions of the round's rows, ascending
+    while len(picks) < most:
+        win = st.window(fw, info, snap, cs, start, to_find)
+        if len(win.rows) == 0 or _reaches(taken, start, win.processed, n):
+            break
+        row, _ = st.pick(info, win.rows, rng)
+        picks.append(row)
+        pos = int(position[row])
+        taken.insert(bisect_left(taken, pos), pos)
+        start = (start + win.processed) % n
+    return np.array(picks, dtype=np.intp), start
+
+
+def _reaches(taken: list[int], start: int, processed: int, n: int) -> bool:
+    """Whether a position in `taken` (ascending) lies among the `processed` positions the
+    filter stage visits from `start`, wrapping past the last node."""
+    if not taken:
+        return False
+    end = start + processed
+    i = bisect_left(taken, start)
+    if i < len(taken) and taken[i] < min(end, n):
+        return True
+    return end > n and taken[0] < end - n

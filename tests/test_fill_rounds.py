@@ -1,0 +1,127 @@
+"""Issue 27's fill in rounds (engine/simulate/fill_run.py) places as the copies' own cycles:
+on clusters big enough for sampled cycles, every template kind, each percentage of nodes to
+score, the same counts per node in the same order, the same copy stopping the fill, the same
+fork afterwards (pod records, indexes, columns) and the same cursor (cycle, start index, the
+generator's state). Each path of the rounds (a lap at once or window by window; rescoring by
+usage or per round) is shown to run."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from schedsvc.engine.batching import window_lap
+from schedsvc.engine.simulate import fill_run
+from tests.builders.fill_world import FillWorld, fill_worlds, filled, node, pod, template
+
+_CHECKS = [HealthCheck.function_scoped_fixture, HealthCheck.too_slow]
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=_CHECKS)
+@given(world=fill_worlds(), keep=st.booleans())
+def test_a_fill_in_rounds_places_as_its_copies_cycles_and_leaves_the_same_fork(
+    world: FillWorld, keep: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    one_by_one = filled(world, False, keep, monkeypatch)
+    rounds = filled(world, True, keep, monkeypatch)
+    a, b = one_by_one.result, rounds.result
+    assert (b.placed, list(b.per_node.items())) == (a.placed, list(a.per_node.items()))
+    assert b.stopped_by == a.stopped_by
+    assert rounds.cursor == one_by_one.cursor
+    assert rounds.state == one_by_one.state
+
+
+class _Spy:
+    """Counts the calls of module functions, passing them through."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.calls: dict[str, int] = {}
+        self.results: dict[str, list[Any]] = {}
+        self._mp = monkeypatch
+
+    def on(self, module: Any, name: str) -> None:
+        real = getattr(module, name)
+
+        def spied(*a: Any, **k: Any) -> Any:
+            out = real(*a, **k)
+            self.calls[name] = self.calls.get(name, 0) + 1
+            self.results.setdefault(name, []).append(out)
+            return out
+
+        self._mp.setattr(module, name, spied)
+
+
+@pytest.fixture
+def spy(monkeypatch: pytest.MonkeyPatch) -> Iterator[_Spy]:
+    s = _Spy(monkeypatch)
+    for name in ("lap_picks", "_picks", "recheck_by_usage", "recheck_taken"):
+        s.on(fill_run, name)
+    yield s
+
+
+def _world(kind: str, n: int = 400, max_pods: int = 2500, pct: int = 10) -> FillWorld:
+    """n nodes of two sizes, a third holding a pod, some tainted softly (not tolerated by
+    most templates: TaintToleration's scores then differ per node)."""
+    nodes = tuple(node(i, 2000 if i % 2 else 4000, 8, i % 7 == 0, i % 5 == 0) for i in range(n))
+    pods = tuple(pod(f"b{i}", 300, 256, f"n{i}") for i in range(0, n, 3))
+    return FillWorld(nodes, pods, pct, template(kind, 200, 256), max_pods)
+
+
+@pytest.mark.parametrize("keep", [True, False], ids=["kept", "last step"])
+def test_a_lap_at_once_with_rescoring_by_usage_runs_and_agrees(
+    spy: _Spy, keep: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Tolerating the soft taint, all scores are per row (nothing normalized per window): a
+    lap is read at once, rescoring goes by usage; 2500 copies on 400 nodes reach the last."""
+    world = _world("tolerating")
+    a = filled(world, False, keep, monkeypatch)
+    b = filled(world, True, keep, spy._mp)
+    assert (b.result, b.cursor, b.state) == (a.result, a.cursor, a.state)
+    assert any(r is not None for r in spy.results["lap_picks"])
+    assert spy.calls.get("recheck_by_usage", 0) > 10 and "recheck_taken" not in spy.calls
+    assert b.result.placed == 2500
+
+
+def test_windows_normalized_per_window_are_read_one_by_one_and_agree(
+    spy: _Spy, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A template that does not tolerate the soft taint: TaintToleration normalizes over each
+    window, so a round is read window by window (_picks)."""
+    world = _world("plain")
+    a = filled(world, False, True, monkeypatch)
+    b = filled(world, True, True, spy._mp)
+    assert (b.result, b.cursor, b.state) == (a.result, a.cursor, a.state)
+    assert all(r is None for r in spy.results["lap_picks"])
+    assert spy.calls["_picks"] > 10
+
+
+def test_without_rescoring_by_usage_each_round_records_its_copies_and_agrees(
+    spy: _Spy, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A profile whose usage readers read more than their row's usage (made so here) rescored
+    per round, its copies recorded as they are placed."""
+    monkeypatch.setattr(window_lap.UsageMemo, "of", classmethod(lambda cls, *a: None))
+    world = _world("tolerating", max_pods=1500)
+    a = filled(world, False, True, monkeypatch)
+    b = filled(world, True, True, spy._mp)
+    assert (b.result, b.cursor, b.state) == (a.result, a.cursor, a.state)
+    assert spy.calls.get("recheck_taken", 0) > 10 and "recheck_by_usage" not in spy.calls
+
+
+def test_a_fill_past_capacity_stops_at_the_same_copy_with_the_same_reasons(
+    spy: _Spy, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """150 nodes of 1 CPU, copies of 300m: three fit each; the 451st fits nowhere, and its
+    name and FitError are those of the copy-by-copy fill."""
+    nodes = tuple(node(i, 1000, 8, False, False) for i in range(150))
+    world = FillWorld(nodes, (), 0, template("plain", 300, 64), 1000)
+    a = filled(world, False, False, monkeypatch)
+    b = filled(world, True, False, spy._mp)
+    assert b.result == a.result and b.cursor == a.cursor
+    assert b.result.placed == 450 and set(b.result.per_node.values()) == {3}
+    assert b.result.stopped_by is not None and b.result.stopped_by.pod_uid == "fill~450"
+    assert spy.calls.get("recheck_by_usage", 0) > 0
