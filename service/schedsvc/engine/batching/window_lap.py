@@ -42,24 +42,23 @@ def lap_picks(
         return None
     k = int(fpos.searchsorted(start))
     take = chunks * to_find
-    # positions unwrapped from `start` (those before it come after the last node, + n)
+    # the lap's rows from `start` on, wrapping past the last node
     if k + take <= m:
-        pos, rows = fpos[k:k + take], frows[k:k + take]
+        rows = frows[k:k + take]
     else:
-        rest = take - (m - k)
-        pos = np.concatenate((fpos[k:], fpos[:rest] + n))
-        rows = np.concatenate((frows[k:], frows[:rest]))
+        rows = np.concatenate((frows[k:], frows[:take - (m - k)]))
+    end = int(fpos[(k + take - 1) % m]) + 1  # past the lap's last position
     totals = st.fixed[rows].reshape(chunks, to_find)
-    ties = totals == totals.max(axis=1)[:, None]
-    counts = ties.sum(axis=1)
-    draw = np.zeros(chunks, dtype=np.int64)
+    # every chunk's ties, chunk by chunk, each in window order
+    ci, cj = (totals == totals.max(axis=1)[:, None]).nonzero()
+    counts = np.bincount(ci, minlength=chunks)
+    at = np.zeros(chunks, dtype=np.int64)
+    np.cumsum(counts[:-1], out=at[1:])  # each chunk's first tie in ci / cj
     several = counts > 1
     if several.any():
-        draw[several] = rng.integers(counts[several])
-    # the draw-th tie of each chunk, in window order
-    col = (ties.cumsum(axis=1) > draw[:, None]).argmax(axis=1)
-    picks = rows.reshape(chunks, to_find)[np.arange(chunks), col]
-    return picks, (int(pos[-1]) + 1) % n
+        at[several] += rng.integers(counts[several])
+    picks = rows.reshape(chunks, to_find)[np.arange(chunks), cj[at]]
+    return picks, end % n
 
 
 def recheck_taken(
