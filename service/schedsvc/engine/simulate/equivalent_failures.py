@@ -1,6 +1,7 @@
 """One failed cycle answers for the equal pods after it on an unchanged fork (as the
-cluster-autoscaler tries one pod of an equivalence group): scale_up's pending pods, a
-schedule step's run of copies that no longer fit.
+cluster-autoscaler tries one pod of an equivalence group): scale_up's pending pods, which it
+schedules without preemption (a schedule step runs with preemption on: each of its pods runs
+its own cycle).
 
 Exact by construction. Pods sharing a shape token are equal in every field but uid and name
 (model.Pod.shape), which no filter reads; the uid is read only to find the pod placed or

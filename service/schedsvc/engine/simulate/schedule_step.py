@@ -1,7 +1,8 @@
 """The schedule step: Cluster.schedule_held's loop over schedule_one on the fork (kube's
-full cycle, batching, sampling from the fork's cursor, preemption as configured), an equal
-pod after a failure answered by it (equivalent_failures.py); with all_or_nothing, on a child
-fork kept only if every pod is SCHEDULED."""
+full cycle, batching, sampling from the fork's cursor, preemption as configured; without
+preemption, as scale_up runs it, an equal pod after a failure answered by it:
+equivalent_failures.py); with all_or_nothing, on a child fork kept only if every pod is
+SCHEDULED."""
 
 from __future__ import annotations
 
