@@ -42,8 +42,10 @@ def lower_bound(pods: Sequence[Pod], template: Node) -> int:
     """The fewest template nodes whose allocatable holds the pods' summed requests, resource by
     resource (the `pods` count included): fewer cannot hold them all."""
     need: dict[str, int] = {"pods": len(pods)}
+    info: PodInfo | None = None
     for p in pods:
-        for r, v in pod_info(p).requests.items():
+        info = pod_info(p, info)  # worked out once per run of one shape
+        for r, v in info.requests.items():
             need[r] = need.get(r, 0) + v
     lb = 0
     for r, total in need.items():
