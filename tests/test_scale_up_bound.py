@@ -6,6 +6,8 @@ nodes place every pending pod, k-1 do not), whichever first guess the probes sta
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from schedsvc.engine.cluster import Cluster
 from schedsvc.engine.simulate import scale_up as su
@@ -15,6 +17,7 @@ from schedsvc.engine.simulate.on_fork import pending_with_shapes
 from schedsvc.engine.simulate.steps import ScaleUp
 from schedsvc.model import (
     Affinity,
+    ContainerPort,
     LabelSelector,
     Node,
     NodeAffinity,
@@ -174,3 +177,51 @@ def test_spread_pods_may_land_on_the_cluster_after_a_new_node_so_their_requests_
     assert estimates == [2]  # not monotone: the estimate guessed (its third pod fit no new node)
     assert twin_places_all(_zones, pods, t, 2)[0]
     assert not twin_places_all(_zones, pods, t, 1)[0]
+
+
+def _kind(kind: str, uid: str, cpu: int) -> Pod:
+    """Pods that never preempt, of kinds the bound treats apart: plain and host ports (monotone,
+    node-local), hostname anti-affinity (monotone, reads other nodes), zone spreading
+    (DoNotSchedule: may land on the cluster after a new node)."""
+    kw: dict[str, object] = {}
+    if kind == "ports":
+        kw["ports"] = (ContainerPort(8080, 8080),)
+    elif kind == "anti":
+        kw["affinity"] = Affinity(pod_anti_affinity=_terms(True))
+    elif kind == "spread":
+        kw["topology_spread_constraints"] = _spread("DoNotSchedule")
+    return pod(uid, cpu=cpu, labels={"app": "q"}, preemption_policy=NEVER, **kw)
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    specs=st.lists(st.tuples(st.sampled_from(("plain", "ports", "anti", "spread")),
+                             st.sampled_from((200, 300, 600))), min_size=1, max_size=6),
+    cpu=st.sampled_from((250, 600, 1000)),
+)
+def test_the_answer_places_every_pod_and_one_node_fewer_does_not(
+    specs: list[tuple[str, int]], cpu: int,
+) -> None:
+    """On the twin: k nodes place every helpable pending pod, k-1 do not, whatever bound
+    refuted k-1; with one node-local shape (the probes monotone), no fewer nodes do either.
+    (The twin leaves the unhelpable pods out: they fail on the cluster as it is either way.)"""
+    pods = [_kind(kind, f"q{i}", c) for i, (kind, c) in enumerate(specs)]
+    t = node("t", cpu=cpu, labels={ZONE: "b"})
+    res = simulated_scale_up(_zones, ScaleUp(tuple(pods), (t,), 8))
+    est = res.templates[0]
+    oversized = {p.uid for p in pods if p.containers[0].requests["cpu"] > cpu}
+    assert set(est.unhelpable_pod_uids) <= oversized  # those pending, if any
+    helped = [p for p in pods if p.uid not in est.unhelpable_pod_uids]
+    if not helped:
+        return
+    if not est.fits:
+        assert not twin_places_all(_zones, helped, t, 8)[0]
+        return
+    ok, placed = twin_places_all(_zones, helped, t, est.new_nodes)
+    assert ok
+    assert [(p.pod_uid, p.node_name) for p in est.placements] == [
+        (p.pod_uid, p.node_name) for p in placed
+    ]
+    single = len(set(specs)) == 1 and specs[0][0] in ("plain", "ports")
+    for k in range(0 if single else max(est.new_nodes - 1, 0), est.new_nodes):
+        assert not twin_places_all(_zones, helped, t, k)[0]
