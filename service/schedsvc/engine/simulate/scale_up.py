@@ -94,8 +94,8 @@ def _for_template(
 
 def _smallest_working(probe: _Probe, k0: int, lb: int, max_new: int) -> int | None:
     """The smallest k in [lb, max_new] whose probe works while k-1's fails (lb - 1 fails by
-    the resources): k0 first (the estimate, usually exact: then k0 and k0-1 are the only
-    probes), then galloping (x2) away from it and bisecting; None if max_new fails."""
+    the bound): k0 first (usually exact: then k0 and k0-1 are the only probes, k0 alone when
+    it is lb), then galloping (x2) away from it and bisecting; None if max_new fails."""
     if probe(k0) is not None:
         hi, step, lo = k0, 1, -1  # hi works; lo: the largest known to fail
         while lo < 0:
