@@ -90,32 +90,47 @@ def _most_per_node(
     fork: ClusterFork, new_nodes: Sequence[Node], by_shape: dict[object, list[Pod]],
     should_continue: Callable[[], bool],
 ) -> dict[object, int]:
-    """Per shape, the copies of it (its own pods, in order) that an empty template node takes,
-    at most all of them; none when a node of the fork carries a new node's name as its
-    hostname (that node's domain would not be a fresh one's)."""
-    if not by_shape or not new_nodes or _hostname_taken(fork, new_nodes):
+    """Per shape of two pods or more (one pod bounds nothing), the copies of it (its own pods,
+    in order) that an empty template node takes, at most all of them; none when a node of the
+    fork carries a new node's name as its hostname (that node's domain would not be a fresh
+    one's). One child holds the node; each shape's copies go on a child of it, dropped after."""
+    shapes = [s for s, same in by_shape.items() if len(same) > 1]
+    if not shapes or not new_nodes or _hostname_taken(fork, new_nodes):
         return {}
-    out: dict[object, int] = {}
-    for shape, same in by_shape.items():
-        child = fork.child()
-        try:
-            update_fork(child, SnapshotUpdate(upsert_nodes=(new_nodes[0],)))
-            row = child.snapshot.row_of(new_nodes[0].name)
-            assert row is not None
-            m = 0
-            for p in same:
-                if not should_continue():
-                    raise Stopped
-                info = pod_info(p)
-                if not fits(child, info, [row]):
-                    break
-                child.snapshot.add_pod(p, new_nodes[0].name, True, info)
-                m += 1
-        finally:
-            child.discard()
-        if m:  # 0: not helpable here (the caller passes helpable pods)
-            out[shape] = m
-    return out
+    node = new_nodes[0]
+    holder = fork.child()
+    try:
+        update_fork(holder, SnapshotUpdate(upsert_nodes=(node,)))
+        row = holder.snapshot.row_of(node.name)
+        assert row is not None
+        out: dict[object, int] = {}
+        for shape in shapes:
+            m = _copies_taken(holder, node.name, row, by_shape[shape], should_continue)
+            if m:  # 0: not helpable here (the caller passes helpable pods)
+                out[shape] = m
+        return out
+    finally:
+        holder.discard()
+
+
+def _copies_taken(
+    holder: ClusterFork, name: str, row: int, same: Sequence[Pod],
+    should_continue: Callable[[], bool],
+) -> int:
+    """How many of `same`, in order, the node at `row` takes (on a child of `holder`)."""
+    child = holder.child()
+    try:
+        info = None
+        for m, p in enumerate(same):
+            if not should_continue():
+                raise Stopped
+            info = pod_info(p, info)
+            if not fits(child, info, [row]):
+                return m
+            child.snapshot.add_pod(p, name, True, info)
+        return len(same)
+    finally:
+        child.discard()
 
 
 def _hostname_taken(fork: ClusterFork, new_nodes: Sequence[Node]) -> bool:
