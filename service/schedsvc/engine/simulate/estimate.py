@@ -19,7 +19,7 @@ from .fork import ClusterFork
 from .node_steps import update_fork
 from .stopped import Stopped
 
-__all__ = ["decreasing_pod_order", "helpable", "binpacking_estimate", "lower_bound"]
+__all__ = ["binpacking_estimate", "decreasing_pod_order", "fits", "helpable", "lower_bound"]
 
 _SCORED = ("cpu", "memory")  # DecreasingPodOrderer's podScoreCalculator
 
@@ -42,8 +42,10 @@ def lower_bound(pods: Sequence[Pod], template: Node) -> int:
     """The fewest template nodes whose allocatable holds the pods' summed requests, resource by
     resource (the `pods` count included): fewer cannot hold them all."""
     need: dict[str, int] = {"pods": len(pods)}
+    info: PodInfo | None = None
     for p in pods:
-        for r, v in pod_info(p).requests.items():
+        info = pod_info(p, info)  # worked out once per run of one shape
+        for r, v in info.requests.items():
             need[r] = need.get(r, 0) + v
     lb = 0
     for r, total in need.items():
@@ -53,7 +55,7 @@ def lower_bound(pods: Sequence[Pod], template: Node) -> int:
     return lb
 
 
-def _fits(fork: ClusterFork, info: PodInfo, rows: Sequence[int]) -> list[int]:
+def fits(fork: ClusterFork, info: PodInfo, rows: Sequence[int]) -> list[int]:
     """The rows (in the given order) where the pod passes its profile's PreFilter + Filter."""
     fw = fork.env.frameworks.get(info.pod.scheduler_name)
     if fw is None or not rows:
@@ -86,7 +88,7 @@ def helpable(
                 raise Stopped
             ok = seen.get(p.shape) if p.shape is not None else None
             if ok is None:
-                ok = bool(_fits(child, pod_info(p), [row]))
+                ok = bool(fits(child, pod_info(p), [row]))
                 if p.shape is not None:
                     seen[p.shape] = ok
             (yes if ok else no).append(p)
@@ -115,7 +117,7 @@ def binpacking_estimate(
             if not should_continue():
                 raise Stopped
             info = pod_info(p)
-            fit = _fits(child, info, rows[full.get(p.shape, 0) if p.shape is not None else 0:])
+            fit = fits(child, info, rows[full.get(p.shape, 0) if p.shape is not None else 0:])
             if not fit and p.shape is not None:
                 full[p.shape] = len(rows)
             if not fit and len(rows) < len(new_nodes):
@@ -124,7 +126,7 @@ def binpacking_estimate(
                 row = child.snapshot.row_of(node.name)
                 assert row is not None
                 rows.append(row)
-                fit = _fits(child, info, rows[-1:])
+                fit = fits(child, info, rows[-1:])
             if fit:
                 child.snapshot.add_pod(p, child.snapshot.node(fit[0]).name, True, info)
                 used.add(fit[0])

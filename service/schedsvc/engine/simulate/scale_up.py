@@ -3,11 +3,12 @@ schedule with kube's full cycle (design §2.6); the fork is left as it was.
 
 The pods are first scheduled on the cluster as it is (preemption off): those that fit are
 `scheduled_now`, the rest are pending, as kube's queue would leave them. Per template, the
-pending pods that fit no empty node of it are unhelpable; for the others, the autoscaler's
-binpacking estimate (estimate.py) is the first guess k0, and each probe k is a verification
-on a child fork: k nodes added, the pods scheduled in the request's order. The answer is the
-smallest k that placed every helpable pod, with k-1 refuted by a probe or by the resources
-(k = lower_bound: fewer nodes cannot hold the pods' requests); no k within max_new_nodes:
+pending pods that fit no empty node of it are unhelpable; for the others, a first guess k0
+(the autoscaler's binpacking estimate, estimate.py, or the bound when the probes are
+monotone, node_bound.py), and each probe k is a verification on a child fork: k nodes added,
+the pods scheduled in the request's order. The answer is the smallest k that placed every
+helpable pod, with k-1 refuted by a probe or by the bound (node_bound.py: fewer nodes cannot
+hold the pods' requests, or the copies of one shape a node takes); no k within max_new_nodes:
 `fits=False` and the pods still pending at max_new_nodes."""
 
 from __future__ import annotations
@@ -17,8 +18,9 @@ from collections.abc import Callable, Sequence
 from ...model import Node, Outcome, Pod
 from ..schedule_one import Placement
 from ..update_types import SnapshotUpdate
-from .estimate import binpacking_estimate, helpable, lower_bound
+from .estimate import binpacking_estimate, helpable
 from .fork import ClusterFork
+from .node_bound import node_bound
 from .node_steps import new_nodes, update_fork
 from .on_fork import pending_with_shapes
 from .schedule_step import schedule_pods
@@ -70,8 +72,11 @@ def _for_template(
             probes[k] = _verify(fork, nodes[:k], ok, should_continue)
         return probes[k]
 
-    lb = max(lower_bound(ok, template), 1)
-    k0 = min(max(binpacking_estimate(fork, nodes, ok, should_continue), lb), max_new)
+    bound = node_bound(fork, nodes, ok, template, should_continue)
+    lb = max(bound.nodes, 1)
+    # a first guess only: monotone probes find the same k from any, and the bound is often it
+    guess = lb if bound.monotone else binpacking_estimate(fork, nodes, ok, should_continue)
+    k0 = min(max(guess, lb), max_new)
     k = _smallest_working(probe, k0, lb, max_new)
     if k is None:
         last = _placements(fork, nodes, ok, should_continue)
@@ -89,8 +94,8 @@ def _for_template(
 
 def _smallest_working(probe: _Probe, k0: int, lb: int, max_new: int) -> int | None:
     """The smallest k in [lb, max_new] whose probe works while k-1's fails (lb - 1 fails by
-    the resources): k0 first (the estimate, usually exact: then k0 and k0-1 are the only
-    probes), then galloping (x2) away from it and bisecting; None if max_new fails."""
+    the bound): k0 first (usually exact: then k0 and k0-1 are the only probes, k0 alone when
+    it is lb), then galloping (x2) away from it and bisecting; None if max_new fails."""
     if probe(k0) is not None:
         hi, step, lo = k0, 1, -1  # hi works; lo: the largest known to fail
         while lo < 0:

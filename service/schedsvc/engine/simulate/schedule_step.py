@@ -1,13 +1,16 @@
 """The schedule step: Cluster.schedule_held's loop over schedule_one on the fork (kube's
-full cycle, batching, sampling from the fork's cursor, preemption as configured); with
-all_or_nothing, on a child fork kept only if every pod is SCHEDULED."""
+full cycle, batching, sampling from the fork's cursor, preemption as configured; without
+preemption, as scale_up runs it, an equal pod after a failure answered by it:
+equivalent_failures.py); with all_or_nothing, on a child fork kept only if every pod is
+SCHEDULED."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
 from ...model import Outcome, Pod
-from ..schedule_one import Placement, schedule_one
+from ..schedule_one import Placement
+from .equivalent_failures import EquivalentFailures
 from .fork import ClusterFork
 from .steps import ScheduleStep, ScheduleStepResult
 from .stopped import Stopped
@@ -19,13 +22,13 @@ def schedule_pods(
     fork: ClusterFork, pods: Sequence[Pod], should_continue: Callable[[], bool]
 ) -> list[Placement]:
     """Each pod's cycle on `fork`, in order, `should_continue` asked before each (Stopped
-    when it says no)."""
+    when it says no); a pod equal to one that just failed takes its answer."""
     out: list[Placement] = []
-    env, cursor = fork.env, fork.cursor
+    cycles = EquivalentFailures(fork.env, fork.cursor)
     for p in pods:
         if not should_continue():
             raise Stopped
-        out.append(schedule_one(env, cursor, p, False))
+        out.append(cycles.schedule_one(p))
     return out
 
 
