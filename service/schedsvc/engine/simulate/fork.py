@@ -26,7 +26,7 @@ from typing import Protocol
 from ...config import SchedulerConfig
 from ...framework.fork import ForkSnapshot
 from ...framework.snapshot import Snapshot
-from ..batching import ClusterBatches, ParkedBudget
+from ..batching import ClusterBatches, ParkedBudget, SiblingBatch
 from ..cycle_context import CycleCursor
 from ..cycle_env import CycleEnv, sampling_by_profile
 from ..observer import NULL_OBSERVER
@@ -73,7 +73,7 @@ class ClusterFork:
         self.cursor = cursor
         self.batches = ClusterBatches(
             settings.frameworks, NULL_OBSERVER, settings.batching_enabled,
-            ParkedBudget(SIM_PARKED_BYTES),
+            ParkedBudget(SIM_PARKED_BYTES), SiblingBatch,
         )
         self.preemption = preemption
         self.parent = parent
