@@ -124,12 +124,20 @@ class SiblingBatch(OpportunisticBatch):
     ) -> None:
         super().__init__(fw, observer, enabled, clock, compact_min, parked_budget)
         self.derived_runs = 0
-        self._pods: dict[bytes, PodInfo] = {}  # a pod of each kept WindowCache's signature
+        # a pod of each kept WindowCache's signature, and its parts once worked out
+        self._pods: dict[bytes, tuple[PodInfo, Parts | None]] = {}
 
     def _keep(self, info: PodInfo, snap: Snapshot, r: ScheduleResult) -> None:
         super()._keep(info, snap, r)
         if isinstance(self.state, WindowCache):
-            self._pods[self.state.signature] = info
+            self._pods[self.state.signature] = (info, None)
+
+    def _parts_of(self, sig: bytes) -> tuple[PodInfo, Parts | None] | None:
+        kept = self._pods.get(sig)
+        if kept is None or kept[1] is not None:
+            return kept
+        kept = self._pods[sig] = (kept[0], sign_parts(self.fw, kept[0], self.signer.soft_spread))
+        return kept
 
     def _batch_state_compatible(
         self, info: PodInfo, snap: Snapshot, cycle: int, sig: bytes | None, start_index: int,
@@ -149,28 +157,29 @@ class SiblingBatch(OpportunisticBatch):
             return False
         self.state = derived
         self._churn.reset()
-        self._pods[sig] = info
         self.derived_runs += 1
         return True
 
     def _derive(self, info: PodInfo, snap: Snapshot, sig: bytes) -> WindowCache | None:
         """`sig`'s cache from the newest parked sibling, exact (module docstring), or None."""
         self._pods = {s: p for s, p in self._pods.items() if s in self.parked}
-        if not self._pods:
+        now = self.clock()
+        candidates = [
+            c for c in self.parked.newest_first()
+            if c.signature in self._pods and c.classified and c.order is snap.order
+            and now <= c.created + self.max_age
+        ]
+        if not candidates:
             return None
         cs = self._cycle_state(info, snap, sig)
         parts = sign_parts(self.fw, info, self.signer.soft_spread)
         if cs.rejected is not None or cs.allowed is not None or parts is None:
             return None
-        now = self.clock()
-        for cache in self.parked.newest_first():
-            sibling = self._pods.get(cache.signature)
-            if (
-                sibling is None or not cache.classified or cache.order is not snap.order
-                or now > cache.created + self.max_age
-            ):
-                continue
-            sibling_parts = sign_parts(self.fw, sibling, self.signer.soft_spread)
+        self._pods[sig] = (info, parts)  # the derived cache's, when it is parked in turn
+        for cache in candidates:
+            kept = self._parts_of(cache.signature)
+            assert kept is not None
+            sibling, sibling_parts = kept
             if sibling_parts is None or not inert_difference(
                 self.fw, cache, sibling, sibling_parts, info, parts, cs, snap
             ):
