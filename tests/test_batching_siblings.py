@@ -7,15 +7,20 @@ Deployments (then those are no siblings: their InterPodAffinity runs)."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from schedsvc.config import parse_config
 from schedsvc.engine.batching import SiblingBatch
+from schedsvc.engine.batching.window_cache import WindowCache
 from schedsvc.engine.schedule_one import schedule_one
 from schedsvc.engine.scheduler import Engine, SnapshotUpdate
+from schedsvc.engine.simulate.drain import TO_BE_DELETED_TAINT, drain
+from schedsvc.engine.simulate.steps import Drain
 from schedsvc.model import (
     Affinity,
     LabelSelector,
@@ -23,6 +28,8 @@ from schedsvc.model import (
     Pod,
     PodAffinity,
     PodAffinityTerm,
+    PodDisruption,
+    Taint,
     WeightedPodAffinityTerm,
 )
 from tests.builders import node, pod
@@ -136,6 +143,46 @@ def test_another_request_is_no_sibling() -> None:
     got, derived = in_fork(nodes, [], runs)
     assert got == on_cluster(nodes, [], runs, False)
     assert derived == 0
+
+
+def test_a_drained_nodes_deployments_start_from_each_other(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """n0 holds 3 Deployments x 4 replicas, interleaved: the drain moves d0's with a full cycle
+    and a run, d1's and d2's each from the one before (2 derived), and every pod lands where
+    the twin's real calls put it (ghost tainted, pods removed, Schedule in the drain order,
+    batching off)."""
+    derived: list[bytes] = []
+    plain = SiblingBatch._derive
+
+    def counted(self: SiblingBatch, *a: Any) -> WindowCache | None:
+        out = plain(self, *a)
+        if out is not None:
+            derived.append(out.signature)
+        return out
+
+    monkeypatch.setattr(SiblingBatch, "_derive", counted)
+    nodes = zoned(120)
+    rs = PodDisruption(controller_kind="ReplicaSet")
+    on_n0 = [replica(f"q{j}", j % 3, node_name="n0", disruption=rs) for j in range(12)]
+    engine = _engine(nodes, on_n0, True)
+    try:
+        with engine.cluster("x").fork() as f:
+            v = drain(f, Drain(("n0",)), lambda: True).nodes[0]
+    finally:
+        engine.close()
+    order = [p for k in range(3) for p in on_n0 if p.labels["app"] == f"d{k}"]
+    ghost = replace(nodes[0], taints=(Taint(TO_BE_DELETED_TAINT, "1", "NoSchedule"),))
+    twin = _engine(nodes, on_n0, False)
+    try:
+        c = twin.cluster("x")
+        c.update(SnapshotUpdate(upsert_nodes=[ghost], remove_pods=[p.uid for p in on_n0]))
+        real, _ = c.schedule([replace(p, node_name="") for p in order])
+    finally:
+        twin.close()
+    assert v.drainable
+    assert [(m.pod_uid, m.node_name) for m in v.moved] == [(p.pod_uid, p.node_name) for p in real]
+    assert len(derived) == 2
 
 
 @st.composite
