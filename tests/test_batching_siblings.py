@@ -67,9 +67,12 @@ def _engine(nodes: list[Node], bound: list[Pod], batching: bool) -> Engine:
     return engine
 
 
-def in_fork(nodes: list[Node], bound: list[Pod], runs: list[list[Pod]]) -> tuple[list[Any], int]:
+def in_fork(
+    nodes: list[Node], bound: list[Pod], runs: list[list[Pod]]
+) -> tuple[list[Any], tuple[int, int]]:
     """The runs' pods through schedule_one on a fork of the cluster (SiblingBatch states);
-    (uid, node, outcome, score) per pod, and the runs derived from a sibling."""
+    (uid, node, outcome, score) per pod, and the runs (derived from a sibling, started from a
+    cache built at once)."""
     engine = _engine(nodes, bound, True)
     try:
         with engine.cluster("x").fork() as f:
@@ -80,7 +83,8 @@ def in_fork(nodes: list[Node], bound: list[Pod], runs: list[list[Pod]]) -> tuple
                     out.append((r.pod_uid, r.node_name, r.outcome, r.score))
             batches = list(f.batches.values())
             assert all(isinstance(b, SiblingBatch) for b in batches)
-            return out, sum(b.derived_runs for b in batches if isinstance(b, SiblingBatch))
+            sib = [b for b in batches if isinstance(b, SiblingBatch)]
+            return out, (sum(b.derived_runs for b in sib), sum(b.started_runs for b in sib))
     finally:
         engine.close()
 
@@ -106,24 +110,25 @@ def zoned(n: int) -> list[Node]:
 
 def test_interleaved_deployments_start_their_runs_from_a_sibling() -> None:
     """Three Deployments in runs of five, twice round, on 150 nodes (sampled): d0 starts with a
-    full cycle, d1 and d2 from d0's (then d1's) parked cache; the second round resumes."""
+    cache built at once, d1 and d2 from d0's (then d1's) parked cache; the second round
+    resumes."""
     nodes = zoned(150)
     runs = [[replica(f"p{r}{k}{j}", k) for j in range(5)] for r in range(2) for k in range(3)]
     got, derived = in_fork(nodes, [], runs)
     assert got == on_cluster(nodes, [], runs, False)
     assert got == on_cluster(nodes, [], runs, True)
-    assert derived == 2
+    assert derived == (2, 1)
 
 
 def test_a_deployment_an_existing_term_selects_has_no_sibling() -> None:
-    """d1 is kept away from by a bound pod's required anti-affinity: its run starts with a
-    full cycle; d2 (the newest parked is d1's, not a sibling) starts from d0's."""
+    """d1 is kept away from by a bound pod's required anti-affinity: its run starts from a
+    cache of its own; d2 (the newest parked is d1's, not a sibling) starts from d0's."""
     nodes = zoned(150)
     bound = [keeps_away_from("guard", 1, "n4")]
     runs = [[replica(f"p{k}{j}", k) for j in range(5)] for k in range(3)]
     got, derived = in_fork(nodes, bound, runs)
     assert got == on_cluster(nodes, bound, runs, False)
-    assert derived == 1
+    assert derived == (1, 2)
 
 
 def test_a_preferred_term_on_one_deployment_leaves_the_others_siblings() -> None:
@@ -132,26 +137,26 @@ def test_a_preferred_term_on_one_deployment_leaves_the_others_siblings() -> None
     runs = [[replica(f"p{k}{j}", k) for j in range(5)] for k in range(3)]
     got, derived = in_fork(nodes, bound, runs)
     assert got == on_cluster(nodes, bound, runs, False)
-    assert derived == 1  # d2 from d1; d1 not from d0 (d0's InterPodAffinity scores)
+    assert derived == (1, 2)  # d2 from d1; d1 not from d0 (d0's InterPodAffinity scores)
 
 
 def test_another_request_is_no_sibling() -> None:
-    """NodeResourcesFit's part differs, and it filters: d1 starts with a full cycle."""
+    """NodeResourcesFit's part differs, and it filters: d1 starts a cache of its own."""
     nodes = zoned(150)
     runs = [[replica(f"a{j}", 0) for j in range(4)],
             [replica(f"b{j}", 1, cpu=300) for j in range(4)]]
     got, derived = in_fork(nodes, [], runs)
     assert got == on_cluster(nodes, [], runs, False)
-    assert derived == 0
+    assert derived == (0, 2)
 
 
 def test_a_drained_nodes_deployments_start_from_each_other(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """n0 holds 3 Deployments x 4 replicas, interleaved: the drain moves d0's with a full cycle
-    and a run, d1's and d2's each from the one before (2 derived), and every pod lands where
-    the twin's real calls put it (ghost tainted, pods removed, Schedule in the drain order,
-    batching off)."""
+    """n0 holds 3 Deployments x 4 replicas, interleaved: the drain moves d0's in a run from a
+    cache built at once, d1's and d2's each from the one before (2 derived), and every pod
+    lands where the twin's real calls put it (ghost tainted, pods removed, Schedule in the
+    drain order, batching off)."""
     derived: list[bytes] = []
     plain = SiblingBatch._derive
 
@@ -220,5 +225,5 @@ def test_forked_runs_place_as_full_cycles(
 ) -> None:
     nodes, bound, runs = scenario
     got, derived = in_fork(nodes, bound, runs)
-    event(f"runs derived from a sibling: {min(derived, 2)}{'+' if derived >= 2 else ''}")
+    event(f"runs derived from a sibling: {min(derived[0], 2)}{'+' if derived[0] >= 2 else ''}")
     assert got == on_cluster(nodes, bound, runs, False)

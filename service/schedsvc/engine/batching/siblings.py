@@ -13,6 +13,11 @@ journaled since it was parked are re-evaluated (parked.py); copied with the new 
 states, and those rows re-evaluated for the new pod, it holds what a fresh cache of the new
 signature would, and its hint is the full cycle's pick (as a resumed run's is).
 
+A signature with no sibling parked starts its cache at once, built from the snapshot as it
+is, as a pending cache is built at its first hint: the run's first pod is hinted too, and the
+full cycle runs only where it must (PreFilter rejects or narrows, or no node fits: kube's
+reasons), instead of a full cycle and then a cache that evaluates the same nodes again.
+
 Only forks use it (engine/simulate/fork.py): the live path keeps OpportunisticBatch as is.
 """
 
@@ -114,8 +119,9 @@ def sibling_copy(
 
 
 class SiblingBatch(OpportunisticBatch):
-    """OpportunisticBatch that starts a new signature's run from a parked sibling's cache
-    (module docstring); `derived_runs` counts them."""
+    """OpportunisticBatch that starts a new signature's run from a parked sibling's cache, or
+    from a cache built at once (module docstring); `derived_runs` and `started_runs` count
+    them."""
 
     def __init__(
         self, fw: Framework, observer: Observer, enabled: bool,
@@ -124,6 +130,7 @@ class SiblingBatch(OpportunisticBatch):
     ) -> None:
         super().__init__(fw, observer, enabled, clock, compact_min, parked_budget)
         self.derived_runs = 0
+        self.started_runs = 0
         # a pod of each kept WindowCache's signature, and its parts once worked out
         self._pods: dict[bytes, tuple[PodInfo, Parts | None]] = {}
 
@@ -154,10 +161,21 @@ class SiblingBatch(OpportunisticBatch):
         self._leave(cycle)  # as kube leaves it (parked), then the full cycle unless derived
         derived = self._derive(info, snap, sig)
         if derived is None:
-            return False
+            return self._start(info, snap, sig)
         self.state = derived
         self._churn.reset()
         self.derived_runs += 1
+        return True
+
+    def _start(self, info: PodInfo, snap: Snapshot, sig: bytes) -> bool:
+        """No sibling: the run's cache, built by this pod's hint (module docstring)."""
+        cs = self._cycle_state(info, snap, sig)
+        if cs.rejected is not None or cs.allowed is not None:
+            return False
+        self.state = WindowCache.pending_for(sig, self.clock())
+        self._churn.reset()
+        self._pods.setdefault(sig, (info, None))
+        self.started_runs += 1
         return True
 
     def _derive(self, info: PodInfo, snap: Snapshot, sig: bytes) -> WindowCache | None:
