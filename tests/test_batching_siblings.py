@@ -190,6 +190,20 @@ def test_a_drained_nodes_deployments_start_from_each_other(
     assert len(derived) == 2
 
 
+def test_after_a_pod_that_fit_nowhere_runs_start_with_a_full_cycle() -> None:
+    """Three replicas too big for any node, then a run that fits: only the first big one
+    starts a cache at once (its hint finds no node, then the full cycle gives kube's
+    reasons); after a failure every start is a full cycle, as pods that keep failing would
+    otherwise evaluate every node for nothing each."""
+    nodes = zoned(120)
+    runs = [[replica(f"big{j}", 0, cpu=8000) for j in range(3)],
+            [replica(f"p{j}", 1) for j in range(4)]]
+    got, counts = in_fork(nodes, [], runs)
+    assert got == on_cluster(nodes, [], runs, False)
+    assert [g[2].name for g in got] == ["UNSCHEDULABLE"] * 3 + ["SCHEDULED"] * 4
+    assert counts == (0, 1)
+
+
 @st.composite
 def scenarios(draw: st.DrawFn) -> tuple[list[Node], list[Pod], list[list[Pod]]]:
     n = draw(st.integers(101, 200))

@@ -16,7 +16,9 @@ signature would, and its hint is the full cycle's pick (as a resumed run's is).
 A signature with no sibling parked starts its cache at once, built from the snapshot as it
 is, as a pending cache is built at its first hint: the run's first pod is hinted too, and the
 full cycle runs only where it must (PreFilter rejects or narrows, or no node fits: kube's
-reasons), instead of a full cycle and then a cache that evaluates the same nodes again.
+reasons), instead of a full cycle and then a cache that evaluates the same nodes again. Not
+after a pod that fit nowhere: pods that fail one after another (scale_up's pending pods)
+would each evaluate every node for nothing before their full cycle.
 
 Only forks use it (engine/simulate/fork.py): the live path keeps OpportunisticBatch as is.
 """
@@ -169,6 +171,8 @@ class SiblingBatch(OpportunisticBatch):
 
     def _start(self, info: PodInfo, snap: Snapshot, sig: bytes) -> bool:
         """No sibling: the run's cache, built by this pod's hint (module docstring)."""
+        if self.last.cycle >= 0 and not self.last.succeeded:
+            return False
         cs = self._cycle_state(info, snap, sig)
         if cs.rejected is not None or cs.allowed is not None:
             return False
