@@ -160,7 +160,7 @@ class SiblingBatch(OpportunisticBatch):
             return super()._batch_state_compatible(
                 info, snap, cycle, sig, start_index, to_find
             )
-        self._leave(cycle)  # as kube leaves it (parked), then the full cycle unless derived
+        self._leave(cycle)  # as kube leaves it (parked); then derived, started, or a full cycle
         derived = self._derive(info, snap, sig)
         if derived is None:
             return self._start(info, snap, sig)
