@@ -1,9 +1,10 @@
-"""Sibling runs (engine/batching/siblings.py): in a fork, a Deployment's run may start from the
-parked cache of another Deployment whose pods differ only in labels no term selects. Every
-placement (node, outcome, score) must be the full cycle's: the forked runs are compared with
-the same pods scheduled on the cluster itself with batching off (and on, which never
-derives), on sampled zoned clusters, with existing pods whose terms select some of the
-Deployments (then those are no siblings: their InterPodAffinity runs)."""
+"""Sibling runs (engine/batching/siblings.py): in a drain's fork, a Deployment's run may start
+from the parked cache of another Deployment whose pods differ only in labels no term selects,
+or from a cache built at once. Every placement (node, outcome, score) must be the full
+cycle's: the forked runs are compared with the same pods scheduled on the cluster itself with
+batching off (and on, which never derives), on sampled zoned clusters, with existing pods
+whose terms select some of the Deployments (then those are no siblings: their
+InterPodAffinity runs). A fork that is no drain's keeps the plain batch states."""
 
 from __future__ import annotations
 
@@ -75,7 +76,8 @@ def in_fork(
     cache built at once)."""
     engine = _engine(nodes, bound, True)
     try:
-        with engine.cluster("x").fork() as f:
+        with engine.cluster("x").fork() as top:
+            f = top.child(siblings=True)  # as a drain forks
             out = []
             for run in runs:
                 for p in run:
@@ -106,6 +108,19 @@ def on_cluster(
 
 def zoned(n: int) -> list[Node]:
     return [node(f"n{i}", cpu=4000, labels={ZONE: "abc"[i % 3]}) for i in range(n)]
+
+
+def test_only_a_drains_fork_starts_runs_from_siblings() -> None:
+    engine = _engine(zoned(3), [], True)
+    try:
+        with engine.cluster("x").fork() as f:
+            plain = list(f.batches.values())
+            drained = list(f.child(siblings=True).batches.values())
+            other = list(f.child().batches.values())
+    finally:
+        engine.close()
+    assert not any(isinstance(b, SiblingBatch) for b in plain + other)
+    assert drained and all(isinstance(b, SiblingBatch) for b in drained)
 
 
 def test_interleaved_deployments_start_their_runs_from_a_sibling() -> None:

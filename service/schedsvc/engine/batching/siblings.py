@@ -20,7 +20,9 @@ reasons), instead of a full cycle and then a cache that evaluates the same nodes
 after a pod that fit nowhere: pods that fail one after another (scale_up's pending pods)
 would each evaluate every node for nothing before their full cycle.
 
-Only forks use it (engine/simulate/fork.py): the live path keeps OpportunisticBatch as is.
+Only a drain's forks use it (engine/simulate/fork.py `child(siblings=True)`), where pods come
+in runs of replicas: a start holds a cache of node length that a run of one pod would not
+have built. The live path and other steps keep OpportunisticBatch as is.
 """
 
 from __future__ import annotations
