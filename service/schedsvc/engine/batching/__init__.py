@@ -1,7 +1,8 @@
 """Opportunistic batching (KEP-5598): a hint for a pod equal to the last one, standing for the
 full cycle it replaces (batch.py), the caches it reads (score_cache.py, window_cache.py), runs
-kept to resume (parked.py), and the per-cluster set that hears of snapshot changes
-(cluster_batches.py). The cycle imports what it needs from here.
+kept to resume (parked.py), runs started from a sibling's (siblings.py, forks only), and the
+per-cluster set that hears of snapshot changes (cluster_batches.py). The cycle imports
+what it needs from here.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from .batch import OpportunisticBatch
 from .batch_types import BatchAttempt, FlushReason, Hint
 from .cluster_batches import ClusterBatches
 from .parked import DEFAULT_SERVER_PARKED_BYTES, ParkedBudget
+from .siblings import SiblingBatch
 
 __all__ = [
     "BatchAttempt",
@@ -19,4 +21,5 @@ __all__ = [
     "Hint",
     "OpportunisticBatch",
     "ParkedBudget",
+    "SiblingBatch",
 ]

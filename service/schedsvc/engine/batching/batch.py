@@ -1,9 +1,7 @@
 """Opportunistic batching (KEP-5598, kube's runtime/batch.go) with rescoring, per profile,
-keyed by the scheduling-cycle counter.
-
-The checks of batchStateCompatible run in kube's order, each exit a named FlushReason. Where
-kube pops the next node of a stale sorted list, the ScoreCache renormalizes the last full
-cycle's raw scores over the rows that remain and picks as the cycle would.
+keyed by the scheduling-cycle counter. The checks of batchStateCompatible run in kube's
+order, each exit a named FlushReason. Where kube pops the next node of a stale sorted list,
+the ScoreCache renormalizes the last full cycle's raw scores over the rows that remain.
 
 Only rows whose node or pods changed can change their verdict for a signable pod (such a pod's
 filters and scores read its own node only). Those rows are re-evaluated before each hint: the
@@ -291,14 +289,7 @@ class OpportunisticBatch:
         changed since it was parked, and then hints what that cycle would pick."""
         resumed = self.parked.resume(sig, snap.alive)  # taken first: parking the current
         assert resumed is not None  # state may push the oldest parked cache, this one, out
-        if self.state is not None:
-            if cycle != self.last.cycle + 1:
-                self._flush(FlushReason.POD_SKIPPED)
-            elif not self.last.succeeded:
-                self._flush(FlushReason.POD_FAILED)
-            else:
-                self._park()
-                self._flush(FlushReason.POD_INCOMPATIBLE)
+        self._leave(cycle)
         st, live = resumed
         if self.clock() > st.created + self.max_age or st.order is not snap.order:
             return False
@@ -314,6 +305,17 @@ class OpportunisticBatch:
             self._flush(FlushReason.EMPTY_LIST)
             return False
         return True
+
+    def _leave(self, cycle: int) -> None:
+        """The state ends as kube ends it when the signature changes (a WindowCache parked)."""
+        if self.state is not None:
+            if cycle != self.last.cycle + 1:
+                self._flush(FlushReason.POD_SKIPPED)
+            elif not self.last.succeeded:
+                self._flush(FlushReason.POD_FAILED)
+            else:
+                self._park()
+                self._flush(FlushReason.POD_INCOMPATIBLE)
 
     def _cycle_state(self, info: PodInfo, snap: Snapshot, sig: bytes) -> CycleState:
         """PreFilter for the pod, or the previous pod's CycleState when nothing but the

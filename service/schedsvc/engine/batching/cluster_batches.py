@@ -25,10 +25,11 @@ class ClusterBatches:
 
     def __init__(
         self, frameworks: Mapping[str, Framework], observer: Observer, enabled: bool,
-        parked_budget: ParkedBudget,
+        parked_budget: ParkedBudget, kind: type[OpportunisticBatch] = OpportunisticBatch,
     ) -> None:
+        """`kind`: the batch state's class (a fork's: siblings.SiblingBatch)."""
         self._by_profile = {
-            name: OpportunisticBatch(fw, observer, enabled, parked_budget=parked_budget)
+            name: kind(fw, observer, enabled, parked_budget=parked_budget)
             for name, fw in frameworks.items()
         }
 

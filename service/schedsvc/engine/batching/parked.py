@@ -159,9 +159,19 @@ class ParkedStates:
         if p is None:
             return None
         self._sub(p.nbytes)
+        return p.cache, self._changed(p, alive)
+
+    def newest_first(self) -> list[WindowCache]:
+        """The parked caches, the one parked last first (it has the fewest rows to redo)."""
+        return [p.cache for p in reversed(self._parked.values())]
+
+    def changed_rows(self, signature: bytes, alive: BoolArray) -> Rows:
+        """What `resume` would give with the cache of `signature` (parked), which stays."""
+        return self._changed(self._parked[signature], alive)
+
+    def _changed(self, p: _Parked, alive: BoolArray) -> Rows:
         changed = np.zeros(len(alive), dtype=np.bool_)
         changed[np.array(self._journal[p.since - self._base:], dtype=np.intp)] = True
         changed[np.array(list(p.pending), dtype=np.intp)] = True
         rows: Rows = np.flatnonzero(changed & alive)
-        return p.cache, rows
-
+        return rows

@@ -143,7 +143,7 @@ def _drain_node(
     plan = _pods_to_move(fork, row, name, tracker)
     if plan.blocked is not None:
         return plan.blocked
-    child = fork.child()
+    child = fork.child(siblings=True)  # a node's pods: replicas, in runs
     try:
         moved = _move(child, fork.snapshot.node(row), plan.pods, now, should_continue)
         if moved[-1:] and moved[-1].outcome is not Outcome.SCHEDULED:

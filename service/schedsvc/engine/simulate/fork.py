@@ -26,7 +26,7 @@ from typing import Protocol
 from ...config import SchedulerConfig
 from ...framework.fork import ForkSnapshot
 from ...framework.snapshot import Snapshot
-from ..batching import ClusterBatches, ParkedBudget
+from ..batching import ClusterBatches, OpportunisticBatch, ParkedBudget, SiblingBatch
 from ..cycle_context import CycleCursor
 from ..cycle_env import CycleEnv, sampling_by_profile
 from ..observer import NULL_OBSERVER
@@ -66,14 +66,14 @@ class ClusterFork:
 
     def __init__(
         self, settings: ForkSettings, snapshot: ForkSnapshot, cursor: CycleCursor,
-        parent: ClusterFork | None, preemption: bool,
+        parent: ClusterFork | None, preemption: bool, siblings: bool = False,
     ) -> None:
         self.settings = settings
         self.snapshot = snapshot
         self.cursor = cursor
         self.batches = ClusterBatches(
             settings.frameworks, NULL_OBSERVER, settings.batching_enabled,
-            ParkedBudget(SIM_PARKED_BYTES),
+            ParkedBudget(SIM_PARKED_BYTES), SiblingBatch if siblings else OpportunisticBatch,
         )
         self.preemption = preemption
         self.parent = parent
@@ -103,11 +103,15 @@ class ClusterFork:
             self.preemption = on
             self.env = self._env()
 
-    def child(self) -> ClusterFork:
+    def child(self, siblings: bool = False) -> ClusterFork:
         """A fork of this fork: its own snapshot fork, copied cursor, fresh batch states.
-        Leave this fork alone until the child is committed or discarded."""
+        Leave this fork alone until the child is committed or discarded. `siblings`: its
+        batch states start runs from a sibling's cache or at once (batching/siblings.py),
+        for pods that come in long runs of replicas (a drain's); each such start holds a
+        cache of node length, which a run of one pod would not have built."""
         return ClusterFork(
-            self.settings, self.snapshot.fork(), _copied(self.cursor), self, self.preemption
+            self.settings, self.snapshot.fork(), _copied(self.cursor), self, self.preemption,
+            siblings,
         )
 
     def commit(self) -> None:
