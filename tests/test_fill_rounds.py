@@ -8,6 +8,7 @@ usage or per round) is shown to run."""
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -15,7 +16,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from schedsvc.engine.batching import window_lap
+from schedsvc.engine.simulate import fill as fill_module
 from schedsvc.engine.simulate import fill_run
+from schedsvc.engine.simulate.fill import fill
+from schedsvc.engine.simulate.steps import Fill
+from schedsvc.engine.simulate.stopped import Stopped
 from tests.builders.fill_world import FillWorld, fill_worlds, filled, node, pod, template
 
 _CHECKS = [HealthCheck.function_scoped_fixture, HealthCheck.too_slow]
@@ -125,3 +130,69 @@ def test_a_fill_past_capacity_stops_at_the_same_copy_with_the_same_reasons(
     assert b.result.placed == 450 and set(b.result.per_node.values()) == {3}
     assert b.result.stopped_by is not None and b.result.stopped_by.pod_uid == "fill~450"
     assert spy.calls.get("recheck_by_usage", 0) > 0
+
+
+def _asked(world: FillWorld, answers: int, monkeypatch: pytest.MonkeyPatch) -> tuple[int, int]:
+    """(questions asked, copies placed) by a fill of `world` in rounds whose should_continue
+    says yes `answers` times, then no; placed -1 when the fill was stopped."""
+    calls = [0]
+
+    def go_on() -> bool:
+        calls[0] += 1
+        return calls[0] <= answers
+
+    c = world.cluster()
+    with c.fork() as f:
+        try:
+            placed = fill(f, Fill(world.template, world.max_pods), go_on).placed
+        except Stopped:
+            placed = -1
+    return calls[0], placed
+
+
+@pytest.mark.parametrize(
+    ("max_pods", "asks"), [(64, 1), (65, 2), (128, 2), (129, 3), (640, 10)],
+    ids=["64 copies", "65 copies", "128 copies", "129 copies", "640 copies"],
+)
+def test_a_fill_in_rounds_asks_before_copies_0_64_128_as_one_by_one(
+    spy: _Spy, max_pods: int, asks: int
+) -> None:
+    """The copy-by-copy fill asks before copies 0, 64, 128, ... below max_pods (fill.py):
+    ceil(max_pods / 64) questions, none after the last copy, several when a round passes
+    several of those copies; the rounds ask the same questions."""
+    world = _world("tolerating", max_pods=max_pods)
+    assert _asked(world, 10**9, spy._mp) == (asks, max_pods)
+    assert any(r is not None for r in spy.results["lap_picks"])
+
+
+def test_a_no_after_the_last_question_leaves_a_fill_in_rounds_complete(spy: _Spy) -> None:
+    """128 copies ask twice (copies 0 and 64); a no to a third question, which the
+    copy-by-copy fill never asks, must not stop the step it completed."""
+    world = _world("tolerating", max_pods=128)
+    assert _asked(world, 2, spy._mp) == (2, 128)
+    assert spy.calls.get("recheck_by_usage", 0) > 0
+
+
+def test_a_fill_in_rounds_that_fills_the_cluster_at_copy_128_asks_three_times(
+    spy: _Spy,
+) -> None:
+    """128 nodes of one pod each: copies 0..127 fit, copy 128 fits nowhere. One by one the
+    fill asks before copies 0, 64 and 128: three questions, not four."""
+    nodes = tuple(
+        replace(n, allocatable={**n.allocatable, "pods": 1})
+        for n in (node(i, 4000, 8, False, False) for i in range(128))
+    )
+    world = FillWorld(nodes, (), 0, template("tolerating", 100, 64), 1000)
+    assert _asked(world, 10**9, spy._mp) == (3, 128)
+    assert spy.calls.get("_picks", 0) + spy.calls.get("lap_picks", 0) > 0
+
+
+def test_a_round_past_several_question_copies_asks_each_question(
+    spy: _Spy, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Asking every 3 copies, rounds of several copies pass several of copies 0, 3, 6, ...:
+    100 copies ask ceil(100 / 3) = 34 times, as one by one."""
+    monkeypatch.setattr(fill_module, "ASK_EVERY", 3)
+    world = _world("tolerating", max_pods=100)
+    assert _asked(world, 10**9, spy._mp) == (34, 100)
+    assert any(r is not None and len(r[0]) > 3 for r in spy.results["lap_picks"])

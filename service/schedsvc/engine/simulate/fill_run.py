@@ -117,10 +117,19 @@ def _rounds(
                 st.recheck_rows(fw, info, snap, cs, picks, -1, True)
         cursor.cycle += len(picks)
         cursor.next_start_index = start
-        if (placed + len(picks)) // ask_every != placed // ask_every and not should_continue():
-            raise Stopped
+        for _ in range(_questions(placed, len(picks), ask_every)):
+            if not should_continue():
+                raise Stopped
         placed += len(picks)
     return placed
+
+
+def _questions(placed: int, k: int, ask_every: int) -> int:
+    """The questions to should_continue that copies placed .. placed + k - 1 ask one by one
+    (fill.py): one before each copy whose index is a multiple of `ask_every`. Asked after the
+    round (a no drops the step: what the round placed is never seen); the question before
+    copy placed + k is fill.py's, or the next round's, so none is asked after the last copy."""
+    return (placed + k - 1) // ask_every - (placed - 1) // ask_every
 
 
 def _finish(run: _Run, copies: PodCopies, counts: Counter[str], keep: bool) -> None:
