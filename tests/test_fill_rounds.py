@@ -200,37 +200,44 @@ def test_a_round_past_several_question_copies_asks_each_question(
     assert any(r is not None and len(r[0]) > 3 for r in spy.results["lap_picks"])
 
 
-def _follow_up(rounds: bool, monkeypatch: pytest.MonkeyPatch) -> tuple[Placement, ...]:
-    """A fill of the tolerating template on the 400-node world, then two pods of its
-    signature scheduled in the same simulation; their placements whole (batched, the nodes
-    evaluated), batches kept for an hour so that timing cannot flush them."""
+def _follow_up(
+    rounds: bool, parked: bool, monkeypatch: pytest.MonkeyPatch
+) -> tuple[Placement, ...]:
+    """A fill of the tolerating template on the 400-node world, then two pods scheduled in
+    the same simulation: of the template's signature, or (`parked`) of a run the fill
+    interrupted (three such pods scheduled before it). Their placements whole (batched, the
+    nodes evaluated), batches kept for an hour so that timing cannot flush them."""
     world = _world("tolerating", max_pods=700)
     c = cluster_of(
         world.nodes, world.pods, batching=True, percentageOfNodesToScore=world.pct,
         profiles=[{"schedulerName": "default-scheduler", "batching": {"maxBatchAge": "1h"}}],
     )
-    same = tuple(replace(world.template, uid=f"s{i}", name=f"s{i}") for i in range(2))
+    if parked:
+        # three pods: the second's hint builds the run's cache, which a run must have to park
+        first = tuple(pod(f"p{i}", 500, 512) for i in range(3))
+        later = tuple(pod(f"p{i}", 500, 512) for i in (3, 4))
+    else:
+        first, later = (), tuple(replace(world.template, uid=f"s{i}", name=f"s{i}") for i in (0, 1))
+    steps = [ScheduleStep(first), Fill(world.template, 700), ScheduleStep(later)]
     with monkeypatch.context() as m:
         if not rounds:
             m.setattr(fill_module, "continue_fill", lambda *a, **k: a[5])
-        res = c.simulate([Fill(world.template, 700), ScheduleStep(same)], lambda: True)
-    step = res.results[1]
+        res = c.simulate(steps, lambda: True)
+    step = res.results[2]
     assert isinstance(step, ScheduleStepResult)
     return step.placements
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the rounds invalidate every batch state (fill_run.continue_fill's finally): the "
-    "next pod of the template's signature takes a full cycle where the copy-by-copy fill "
-    "leaves a warm run that hints it (batched, 1 node evaluated); same node and score",
-)
-def test_after_a_fill_in_rounds_the_next_pod_of_its_signature_is_batched_as_one_by_one(
-    spy: _Spy, monkeypatch: pytest.MonkeyPatch
+@pytest.mark.parametrize("parked", [False, True], ids=["the fill's run", "a parked run"])
+def test_after_a_fill_in_rounds_the_next_pods_are_batched_as_one_by_one(
+    spy: _Spy, parked: bool, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    a = _follow_up(False, monkeypatch)
-    b = _follow_up(True, spy._mp)
+    """The copy-by-copy fill leaves its run going (the next pod of the template's signature
+    is hinted: batched, one node evaluated) and a run it interrupted parked, its journal
+    holding the copies' rows (the run resumes, hinted). The rounds leave the same batch
+    state (run_continued), not invalidated batches that would give each a full cycle."""
+    a = _follow_up(False, parked, monkeypatch)
+    b = _follow_up(True, parked, spy._mp)
     assert spy.calls.get("recheck_by_usage", 0) > 0
-    assert [(p.node_name, p.score) for p in b] == [(p.node_name, p.score) for p in a]
-    assert a[0].batched and a[0].nodes_evaluated == 1  # one by one: the run goes on
+    assert all(p.batched and p.nodes_evaluated == 1 for p in a)  # one by one: warm runs
     assert b == a
