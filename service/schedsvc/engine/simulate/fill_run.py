@@ -94,6 +94,10 @@ def _rounds(
     run: _Run, copies: PodCopies, counts: Counter[str], placed: int, max_pods: int,
     ask_every: int, should_continue: Callable[[], bool],
 ) -> int:
+    """Round after round until `max_pods` or nothing fits: the round's picks (a lap at once
+    when lap_picks can read it, else window by window), their usage assumed, their rows
+    rechecked (by usage, or per round with the copies recorded now), the cursor moved as
+    their cycles move it, then their questions to should_continue. The new total."""
     env, cursor, fw, info, st, cs = run.env, run.cursor, run.fw, run.info, run.st, run.cs
     snap = env.snapshot
     _, to_find = env.sampling[fw.name]
