@@ -20,8 +20,16 @@ from schedsvc.engine.schedule_one import Placement
 from schedsvc.engine.simulate import fill as fill_module
 from schedsvc.engine.simulate import fill_run
 from schedsvc.engine.simulate.fill import fill
-from schedsvc.engine.simulate.steps import Fill, ScheduleStep, ScheduleStepResult
+from schedsvc.engine.simulate.steps import (
+    Drain,
+    DrainResult,
+    Fill,
+    FillResult,
+    ScheduleStep,
+    ScheduleStepResult,
+)
 from schedsvc.engine.simulate.stopped import Stopped
+from schedsvc.framework.fork import ForkSnapshot
 from tests.builders.clusters import cluster_of
 from tests.builders.fill_world import FillWorld, fill_worlds, filled, node, pod, template
 
@@ -241,3 +249,32 @@ def test_after_a_fill_in_rounds_the_next_pods_are_batched_as_one_by_one(
     assert spy.calls.get("recheck_by_usage", 0) > 0
     assert all(p.batched and p.nodes_evaluated == 1 for p in a)  # one by one: warm runs
     assert b == a
+
+
+def test_only_a_simulations_last_fill_leaves_its_copies_without_records(
+    spy: _Spy, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """run.py gives the last step's fill fill_last: its copies get no pod records (nothing
+    reads the fork after it). A fill with a step after it keeps them: a drain of a node that
+    took a copy finds it there, blocking (a copy has no controller: the autoscaler's
+    NotReplicated), as after the copy-by-copy fill."""
+    world = _world("tolerating", max_pods=700)
+    made = [0]
+    real = ForkSnapshot.add_records
+
+    def counted(self: ForkSnapshot, *a: Any) -> None:
+        made[0] += len(a[0])
+        real(self, *a)
+
+    monkeypatch.setattr(ForkSnapshot, "add_records", counted)
+    c = world.cluster()
+    last = c.simulate([Fill(world.template, 700)], lambda: True).results[0]
+    assert isinstance(last, FillResult) and last.placed == 700 and made[0] == 0
+    res = c.simulate([Fill(world.template, 700), Drain(("n1",))], lambda: True)
+    fill_res, drain_res = res.results
+    assert isinstance(fill_res, FillResult) and isinstance(drain_res, DrainResult)
+    assert made[0] > 600 and fill_res.per_node["n1"] >= 1  # n1 took a copy
+    verdict = drain_res.nodes[0]
+    assert not verdict.drainable and verdict.blocking_pod is not None
+    assert verdict.blocking_pod.uid.startswith("fill~")
+    assert spy.calls.get("recheck_by_usage", 0) > 0
