@@ -330,26 +330,6 @@ class OpportunisticBatch:
         self._run = RunMemo(sig, snap.generation, cs)
         return cs
 
-    def continued_run(
-        self, snap: Snapshot, cycle: int
-    ) -> tuple[WindowCache, CycleState, int] | None:
-        """(cache, CycleState, its last pick) a run continues from after the pod of `cycle`
-        was placed from a complete WindowCache, nothing else changed since: the next pod of
-        the signature would be hinted from them, the last pick rechecked first. None when
-        anything more is needed: nominated pods, a cache not complete or window-scored
-        (spreading's kept counts move with every placement, across domains), churn, a
-        CycleState that does not hold across the run's assumes. A fill continues from it
-        (engine/simulate/fill_run.py), and the caller then invalidates the batches."""
-        st, memo, last = self.state, self._run, self.last
-        if not (
-            self.enabled and isinstance(st, WindowCache) and not st.pending and st.complete
-            and not st.windowed and st.order is snap.order and last.cycle == cycle
-            and last.succeeded and memo is not None and memo.generation == snap.generation
-            and self.fw.pre_filter_assume_stable and self._churn.empty() and not snap.nominated
-        ):
-            return None
-        return st, memo.cycle_state, last.row
-
     # ---- StoreScheduleResults ---------------------------------------------------------------
     def store_result(self, info: PodInfo, snap: Snapshot, cycle: int, r: ScheduleResult) -> None:
         """kube's StoreScheduleResults, before the pod is assumed: a scored cycle keeps what

@@ -2,7 +2,7 @@
 by one, without paying a cycle per copy.
 
 Once a copy was placed from a complete WindowCache (every node's verdict and raw scores for
-the template's signature) and nothing else changed (OpportunisticBatch.continued_run), the
+the template's signature) and nothing else changed (batching/continued_run.py), the
 next copy's cycle is the cache's pick over its window: the first `to_find` feasible rows
 from the start index, normalized and drawn from as that sampled cycle would (batching's own
 claim, held by its tests). A row's verdict and scores for such a pod read that row alone,
@@ -20,8 +20,9 @@ equal states share it), and the copies' pod records, which nothing in the run re
 made once at the end, or never when the fill is the simulation's last step (`keep` False).
 
 A copy with volumes (Reserve binds its claims) or host ports never comes here; nominated
-pods end a run before (continued_run). The batches are invalidated after: they did not hear
-of the copies, and a flushed batch is exact (its next cycle is a full one)."""
+pods end a run before (continued_run). After the rounds the batch state is the one the
+copies' cycles leave (run_continued: the run goes on, parked runs journal the copies' rows);
+a stop or an error midway invalidates the batches instead (the fork is dropped)."""
 
 from __future__ import annotations
 
@@ -35,6 +36,7 @@ import numpy as np
 from ...framework import Rows
 from ...framework.podinfo import PodInfo
 from ...framework.snapshot import Snapshot
+from ..batching.continued_run import continued_run, run_continued
 from ..batching.window_cache import WindowCache
 from ..batching.window_lap import UsageMemo, lap_picks, recheck_by_usage, recheck_taken
 from ..cycle_context import CycleCursor
@@ -57,7 +59,8 @@ class _Run:
     st: WindowCache
     cs: CycleState
     memo: UsageMemo | None  # usage-only: rescored rows by their usage (module docstring)
-    deferred: list[int] = field(default_factory=list)  # rows of copies without records yet
+    # rows of the rounds' copies, in placement order (with `memo`, none recorded yet)
+    taken: list[int] = field(default_factory=list)
 
 
 def continue_fill(
@@ -68,8 +71,8 @@ def continue_fill(
     """Copies placed after the `placed` ones, in rounds while the run continues, counted per
     node into `counts`; returns the new total. Unchanged (nothing placed, batches untouched)
     when the run cannot continue from its cache (module docstring)."""
-    snap, info = env.snapshot, cursor.last_info
-    cont = env.batch[fw.name].continued_run(snap, cursor.cycle)
+    snap, info, batch = env.snapshot, cursor.last_info, env.batch[fw.name]
+    cont = continued_run(batch, snap, cursor.cycle)
     if cont is None or info is None or info.pod.volumes or info.host_ports:
         return placed
     st, cs, last = cont
@@ -79,15 +82,22 @@ def continue_fill(
         st.recheck_rows(fw, info, snap, cs, np.array([last], dtype=np.intp), -1, True)
         placed = _rounds(run, copies, counts, placed, max_pods, ask_every, should_continue)
         _finish(run, copies, counts, keep)
-        return placed
-    finally:
+    except BaseException:
         env.batches.invalidate()
+        raise
+    if run.taken:
+        run_continued(env.batches, batch, snap, cursor.cycle, run.taken)
+    return placed
 
 
 def _rounds(
     run: _Run, copies: PodCopies, counts: Counter[str], placed: int, max_pods: int,
     ask_every: int, should_continue: Callable[[], bool],
 ) -> int:
+    """Round after round until `max_pods` or nothing fits: the round's picks (a lap at once
+    when lap_picks can read it, else window by window), their usage assumed, their rows
+    rechecked (by usage, or per round with the copies recorded now), the cursor moved as
+    their cycles move it, then their questions to should_continue. The new total."""
     env, cursor, fw, info, st, cs = run.env, run.cursor, run.fw, run.info, run.st, run.cs
     snap = env.snapshot
     _, to_find = env.sampling[fw.name]
@@ -101,11 +111,11 @@ def _rounds(
         if len(picks) == 0:  # nothing fits: the next copy's full cycle says why
             return placed
         snap.account_copies(picks, info)  # the assumes' usage (no Reserve: no volumes)
+        rows = picks.tolist()
+        run.taken.extend(rows)
         if run.memo is not None:
-            run.deferred.extend(picks.tolist())
             recheck_by_usage(st, fw, info, snap, cs, picks, run.memo)
         else:
-            rows = picks.tolist()
             names = [snap.node(r).name for r in rows]
             pods = [next(copies) for _ in rows]
             snap.add_records(pods, names, rows, info)
@@ -117,17 +127,27 @@ def _rounds(
                 st.recheck_rows(fw, info, snap, cs, picks, -1, True)
         cursor.cycle += len(picks)
         cursor.next_start_index = start
-        if (placed + len(picks)) // ask_every != placed // ask_every and not should_continue():
-            raise Stopped
+        for _ in range(_questions(placed, len(picks), ask_every)):
+            if not should_continue():
+                raise Stopped
         placed += len(picks)
     return placed
 
 
+def _questions(placed: int, k: int, ask_every: int) -> int:
+    """The questions to should_continue that copies placed .. placed + k - 1 ask one by one
+    (fill.py): one before each copy whose index is a multiple of `ask_every`. Asked after the
+    round (a no drops the step: what the round placed is never seen); the question before
+    copy placed + k is fill.py's, or the next round's, so none is asked after the last copy."""
+    return (placed + k - 1) // ask_every - (placed - 1) // ask_every
+
+
 def _finish(run: _Run, copies: PodCopies, counts: Counter[str], keep: bool) -> None:
-    """The deferred copies counted per node (in the order each node first took one) and, with
-    `keep`, made and recorded in placement order; else only passed over in the naming."""
-    rows = run.deferred
-    if not rows:
+    """The copies the rounds deferred (rescoring by usage) counted per node (in the order each
+    node first took one) and, with `keep`, made and recorded in placement order; else only
+    passed over in the naming."""
+    rows = run.taken
+    if run.memo is None or not rows:
         return
     snap = run.env.snapshot
     arr = np.asarray(rows, dtype=np.intp)
