@@ -79,9 +79,8 @@ def _full() -> Cluster:
     return cluster_of(nodes, [pod(f"b{i}", cpu=900, node_name=f"n{i}") for i in range(3)])
 
 
-def test_a_run_of_equal_pods_that_fit_nowhere_runs_one_cycle_until_a_pod_lands(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
+def _count_cycles(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The uids of the pods that ran a cycle of their own, in order."""
     cycles: list[str] = []
 
     def counted(env: object, cursor: object, p: Pod, dry_run: bool) -> Placement:
@@ -89,6 +88,13 @@ def test_a_run_of_equal_pods_that_fit_nowhere_runs_one_cycle_until_a_pod_lands(
         return schedule_one(env, cursor, p, dry_run)  # type: ignore[arg-type]
 
     monkeypatch.setattr(ef, "schedule_one", counted)
+    return cycles
+
+
+def test_a_run_of_equal_pods_that_fit_nowhere_runs_one_cycle_until_a_pod_lands(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    cycles = _count_cycles(monkeypatch)
     big = [pod(f"big{i}", cpu=500) for i in range(6)]
     pods = pending_with_shapes([*big[:4], pod("small", cpu=50), *big[4:]])
     c = _full()
@@ -107,13 +113,7 @@ def test_a_run_of_equal_pods_that_fit_nowhere_runs_one_cycle_until_a_pod_lands(
 def test_no_reuse_with_preemption_on_or_for_a_pod_already_placed(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    cycles: list[str] = []
-
-    def counted(env: object, cursor: object, p: Pod, dry_run: bool) -> Placement:
-        cycles.append(p.uid)
-        return schedule_one(env, cursor, p, dry_run)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(ef, "schedule_one", counted)
+    cycles = _count_cycles(monkeypatch)
     pods = pending_with_shapes([pod(f"big{i}", cpu=500) for i in range(3)])
     c = _full()
     with c.fork() as f:  # preemption on, as a schedule step runs
