@@ -40,29 +40,19 @@ from ..schedule_result import ScheduleResult
 from .batch import OpportunisticBatch
 from .parked import ParkedBudget
 from .score_cache import COMPACT_MIN
+from .signature import sign_parts
 from .window_cache import WindowCache
 
-__all__ = ["SiblingBatch", "inert_difference", "sign_parts", "sibling_copy"]
+__all__ = ["SiblingBatch", "inert_difference", "pod_parts", "sibling_copy"]
 
 Parts = tuple[bytes, ...]
 
 
-def sign_parts(fw: Framework, pod: PodInfo, soft_spread: bool) -> Parts | None:
-    """Each signer's part of the pod's signature (signature.sign_pod), in fw.signers order;
-    None when the pod is unsignable."""
-    if not fw.fully_signable:
-        return None
-    out: list[bytes] = []
-    for p in fw.signers:
-        s = p.sign(pod)
-        if s is None and soft_spread:
-            rescored = fw.rescored_signers.get(p.name)
-            if rescored is not None:
-                s = rescored.sign_rescored(pod)
-        if s is None:
-            return None
-        out.append(s)
-    return tuple(out)
+def pod_parts(fw: Framework, pod: PodInfo, soft_spread: bool) -> Parts | None:
+    """Each signer's part of the pod's signature (signature.sign_parts), in fw.signers
+    order; None when the pod is unsignable."""
+    signed = sign_parts(fw, pod, soft_spread)
+    return None if signed is None else tuple(signed[0])
 
 
 def inert_difference(
@@ -147,7 +137,7 @@ class SiblingBatch(OpportunisticBatch):
         kept = self._pods.get(sig)
         if kept is None or kept[1] is not None:
             return kept
-        kept = self._pods[sig] = (kept[0], sign_parts(self.fw, kept[0], self.signer.soft_spread))
+        kept = self._pods[sig] = (kept[0], pod_parts(self.fw, kept[0], self.signer.soft_spread))
         return kept
 
     def _batch_state_compatible(
@@ -196,7 +186,7 @@ class SiblingBatch(OpportunisticBatch):
         if not candidates:
             return None
         cs = self._cycle_state(info, snap, sig)
-        parts = sign_parts(self.fw, info, self.signer.soft_spread)
+        parts = pod_parts(self.fw, info, self.signer.soft_spread)
         if cs.rejected is not None or cs.allowed is not None or parts is None:
             return None
         self._pods[sig] = (info, parts)  # the derived cache's, when it is parked in turn

@@ -15,7 +15,7 @@ from ...framework.podinfo import PodInfo
 from ...model import Pod
 from ..runtime import Framework
 
-__all__ = ["Signed", "sign_pod", "PodSigner"]
+__all__ = ["Signed", "sign_parts", "sign_pod", "PodSigner"]
 
 # (signature or None, whether hints for it must rescore every cached node)
 Signed = tuple[bytes | None, bool]
@@ -34,11 +34,14 @@ _SHAPES_MAX = 64
 _MEMO_BYTES = 4 * 1024 * 1024
 
 
-def sign_pod(fw: Framework, pod: PodInfo, soft_spread: bool = False) -> Signed:
-    """The pod's signature under `fw`. With `soft_spread`, a plugin that can sign a pod whose
-    scores reach other nodes (SignRescoredPlugin) does, and the hint must rescore them all."""
+def sign_parts(
+    fw: Framework, pod: PodInfo, soft_spread: bool = False
+) -> tuple[list[bytes], bool] | None:
+    """Each signer's part of the pod's signature, in fw.signers order, and whether hints for
+    it must rescore every cached node; None when the pod is unsignable. With `soft_spread`,
+    a plugin that can sign a pod whose scores reach other nodes (SignRescoredPlugin) does."""
     if not fw.fully_signable:
-        return None, False
+        return None
     parts: list[bytes] = []
     full = False
     for p in fw.signers:
@@ -49,9 +52,21 @@ def sign_pod(fw: Framework, pod: PodInfo, soft_spread: bool = False) -> Signed:
                 s = rescored.sign_rescored(pod)
                 full = s is not None
         if s is None:
-            return None, False
-        parts.append(p.name.encode() + b"\x00" + s + b"\x01")
-    return b"".join(parts), full
+            return None
+        parts.append(s)
+    return parts, full
+
+
+def sign_pod(fw: Framework, pod: PodInfo, soft_spread: bool = False) -> Signed:
+    """The pod's signature under `fw`: its signers' parts (sign_parts), each named."""
+    signed = sign_parts(fw, pod, soft_spread)
+    if signed is None:
+        return None, False
+    parts, full = signed
+    names = [p.name for p in fw.signers]
+    return b"".join(
+        n.encode() + b"\x00" + s + b"\x01" for n, s in zip(names, parts, strict=True)
+    ), full
 
 
 class PodSigner:
