@@ -14,21 +14,7 @@ from schedsvc.framework.snapshot import Snapshot
 from schedsvc.model import Container, Node, Pod
 from schedsvc.plugins import node_resources_balanced_allocation as balanced
 from schedsvc.plugins import node_resources_fit as fit
-
-GPU = "example.com/gpu"
-STRATEGIES: list[dict[str, Any] | None] = [
-    None,
-    {"scoringStrategy": {"type": "MostAllocated",
-                         "resources": [{"name": "cpu", "weight": 3}, {"name": "memory"}]}},
-    {"scoringStrategy": {"type": "RequestedToCapacityRatio",
-                         "resources": [{"name": "cpu"}, {"name": "memory"}, {"name": GPU}],
-                         "requestedToCapacityRatio": {"shape": [
-                             {"utilization": 0, "score": 10}, {"utilization": 40, "score": 3},
-                             {"utilization": 100, "score": 0}]}}},
-    {"scoringStrategy": {"type": "LeastAllocated",
-                         "resources": [{"name": "cpu"}, {"name": "ephemeral-storage"},
-                                       {"name": GPU, "weight": 2}]}},
-]
+from tests.builders.resource_args import GPU, STRATEGIES, STRATEGY_IDS
 
 
 def random_cluster(rng: random.Random) -> Snapshot:
@@ -51,7 +37,7 @@ def random_cluster(rng: random.Random) -> Snapshot:
     return snap
 
 
-@pytest.mark.parametrize("args", STRATEGIES, ids=["least", "most", "ratio", "least-3"])
+@pytest.mark.parametrize("args", STRATEGIES, ids=STRATEGY_IDS)
 def test_one_row_scores_equal_the_vectorized_scores(args: dict[str, Any] | None) -> None:
     rng = random.Random(17)
     plugins = [fit.new(args), balanced.new(

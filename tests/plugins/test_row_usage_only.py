@@ -18,23 +18,14 @@ from schedsvc.model import Container, ContainerImage, Node, Pod, Taint
 from schedsvc.plugins import node_resources_balanced_allocation as balanced
 from schedsvc.plugins import node_resources_fit as fit
 from schedsvc.plugins.registry import in_tree_registry
+from tests.builders.resource_args import GPU, STRATEGIES, STRATEGY_IDS
 
-GPU = "example.com/gpu"
 IN_TREE = (
     "NodeUnschedulable", "NodeName", "TaintToleration", "NodeAffinity", "NodePorts",
     "NodeResourcesFit", "VolumeRestrictions", "NodeVolumeLimits", "VolumeZone",
     "PodTopologySpread", "InterPodAffinity", "NodeResourcesBalancedAllocation",
     "ImageLocality", "VolumeBinding",
 )
-ARGS: list[dict[str, Any] | None] = [
-    None,
-    {"scoringStrategy": {"type": "MostAllocated",
-                         "resources": [{"name": "cpu", "weight": 3}, {"name": "memory"}]}},
-    {"scoringStrategy": {"type": "RequestedToCapacityRatio",
-                         "resources": [{"name": "cpu"}, {"name": "memory"}, {"name": GPU}],
-                         "requestedToCapacityRatio": {"shape": [
-                             {"utilization": 0, "score": 10}, {"utilization": 100, "score": 0}]}}},
-]
 
 
 def test_only_the_resource_plugins_claim_to_read_only_their_rows_usage() -> None:
@@ -73,7 +64,7 @@ def _twins(rng: random.Random) -> tuple[Snapshot, list[tuple[int, int]]]:
     return snap, pairs
 
 
-@pytest.mark.parametrize("args", ARGS, ids=["least", "most", "ratio"])
+@pytest.mark.parametrize("args", STRATEGIES, ids=STRATEGY_IDS)
 def test_rows_equal_in_usage_get_equal_verdicts_and_scores(args: dict[str, Any] | None) -> None:
     rng = random.Random(5)
     plugins = [fit.new(args), balanced.new(
