@@ -25,6 +25,7 @@ from schedsvc.engine.simulate.steps import Drain
 from schedsvc.model import (
     Affinity,
     LabelSelector,
+    Namespace,
     Node,
     Pod,
     PodAffinity,
@@ -62,19 +63,24 @@ def prefers(uid: str, k: int, on: str) -> Pod:
     return pod(uid, labels={"app": "other"}, affinity=aff, node_name=on)
 
 
-def _engine(nodes: list[Node], bound: list[Pod], batching: bool) -> Engine:
+def _engine(
+    nodes: list[Node], bound: list[Pod], batching: bool, namespaces: tuple[Namespace, ...] = (),
+) -> Engine:
     engine = Engine(parse_config({}), seed=5, batching_enabled=batching)
-    engine.cluster("x").update(SnapshotUpdate(upsert_nodes=nodes, upsert_pods=bound))
+    engine.cluster("x").update(SnapshotUpdate(
+        upsert_namespaces=namespaces, upsert_nodes=nodes, upsert_pods=bound,
+    ))
     return engine
 
 
 def in_fork(
-    nodes: list[Node], bound: list[Pod], runs: list[list[Pod]]
+    nodes: list[Node], bound: list[Pod], runs: list[list[Pod]],
+    namespaces: tuple[Namespace, ...] = (),
 ) -> tuple[list[Any], tuple[int, int]]:
     """The runs' pods through schedule_one on a fork of the cluster (SiblingBatch states);
     (uid, node, outcome, score) per pod, and the runs (derived from a sibling, started from a
     cache built at once)."""
-    engine = _engine(nodes, bound, True)
+    engine = _engine(nodes, bound, True, namespaces)
     try:
         with engine.cluster("x").fork() as top:
             f = top.child(siblings=True)  # as a drain forks
@@ -92,10 +98,11 @@ def in_fork(
 
 
 def on_cluster(
-    nodes: list[Node], bound: list[Pod], runs: list[list[Pod]], batching: bool
+    nodes: list[Node], bound: list[Pod], runs: list[list[Pod]], batching: bool,
+    namespaces: tuple[Namespace, ...] = (),
 ) -> list[Any]:
     """The same pods scheduled by the cluster itself, run by run."""
-    engine = _engine(nodes, bound, batching)
+    engine = _engine(nodes, bound, batching, namespaces)
     try:
         out = []
         for run in runs:
@@ -153,6 +160,24 @@ def test_a_preferred_term_on_one_deployment_leaves_the_others_siblings() -> None
     got, derived = in_fork(nodes, bound, runs)
     assert got == on_cluster(nodes, bound, runs, False)
     assert derived == (1, 2)  # d2 from d1; d1 not from d0 (d0's InterPodAffinity scores)
+
+
+def test_a_namespace_selector_parts_one_deployment_from_its_namesake() -> None:
+    """A bound pod keeps d1 out of zone b (n1, n4, n7, n10), but only in namespaces labelled
+    team=b (web). On 12 nodes (every cycle visits all): d0 in default starts at once; d1 in
+    default, which the term does not select, is d0's sibling (derived); d1 in web is
+    filtered by InterPodAffinity, so no sibling: it starts at once, and stays out of zone b."""
+    nodes = zoned(12)
+    term = replace(_term(1), namespace_selector=LabelSelector(match_labels=(("team", "b"),)))
+    guard = pod("guard", labels={"app": "other"}, node_name="n4",
+                affinity=Affinity(pod_anti_affinity=PodAffinity(required=(term,))))
+    spaces = (Namespace("default", {"team": "a"}), Namespace("web", {"team": "b"}))
+    runs = [[replica(f"{uid}{j}", k, namespace=ns) for j in range(4)]
+            for uid, k, ns in (("a", 0, "default"), ("b", 1, "default"), ("c", 1, "web"))]
+    got, counts = in_fork(nodes, [guard], runs, spaces)
+    assert got == on_cluster(nodes, [guard], runs, False, spaces)
+    assert counts == (1, 2)
+    assert not {g[1] for g in got[8:]} & {"n1", "n4", "n7", "n10"}
 
 
 def test_another_request_is_no_sibling() -> None:

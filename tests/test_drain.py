@@ -91,6 +91,53 @@ def test_the_ghost_node_keeps_its_spread_domain() -> None:
     assert placed[0].node_name == "n1"  # the domain is what blocks, not the room
 
 
+def test_a_pod_moved_by_an_earlier_node_moves_again_with_its_equals() -> None:
+    """a0 leaves n0 for n1 (the least allocated: 1000m of 2000m used, n2 1200m, n3 1100m);
+    draining n1 then moves a1, a0 (equal pods together, though a0 came with the shape token
+    of n0's drain and a1 with none) and b1. By the least allocated node that fits: a1 to n3
+    (1100m < 1200m), a0 to n2 (1200m < 1600m), b1 to n3 (1600m < 1700m). Taken in node order
+    instead (a1, b1, a0), b1 would go to n2. The twin's real calls agree."""
+    nodes = [node(f"n{i}", cpu=2000) for i in range(4)]
+    pods = [_rs("a0", "n0", 500), _rs("a1", "n1", 500), _rs("b1", "n1", app="b"),
+            _rs("f2", "n2", 1200, app="x"), _rs("f3", "n3", 1100, app="x")]
+    first, second = _run(cluster_of(nodes, pods), ("n0", "n1")).nodes
+    assert [(m.pod_uid, m.node_name) for m in first.moved] == [("a0", "n1")]
+    assert [(m.pod_uid, m.node_name) for m in second.moved] == [
+        ("a1", "n3"), ("a0", "n2"), ("b1", "n3"),
+    ]
+    twin, taint = cluster_of(nodes, pods), Taint(TO_BE_DELETED_TAINT, "1", "NoSchedule")
+    for name, moving in (("n0", [pods[0]]), ("n1", [pods[1], pods[0], pods[2]])):
+        ghost = replace(nodes[int(name[1])], taints=(taint,))
+        twin.update(SnapshotUpdate(upsert_nodes=[ghost], remove_pods=[p.uid for p in moving]))
+        real, _ = twin.schedule([replace(p, node_name="") for p in moving])
+        twin.update(SnapshotUpdate(remove_nodes=[name]))
+    assert [(p.pod_uid, p.node_name) for p in real] == [
+        (m.pod_uid, m.node_name) for m in second.moved
+    ]
+
+
+def test_replicas_whose_labels_came_in_another_order_move_together() -> None:
+    """A client may send a map's entries in any order (Go's protobuf does): a1 is a0's equal
+    though its labels came hash first. Drain order a0, a1, b0; each to the least allocated
+    node that fits: a0 (500m) to n1 (1100m < 1200m), a1 to n2 (1200m < 1600m), b0 (100m) to
+    n1 (1600m < 1700m). Taken as a0, b0, a1, b0 would go to n2. The twin's real calls
+    agree."""
+    nodes = [node(f"n{i}", cpu=2000) for i in range(3)]
+    a0 = pod("a0", cpu=500, node_name="n0", labels={"app": "a", "hash": "h1"}, disruption=RS)
+    b0 = pod("b0", node_name="n0", labels={"app": "b", "hash": "h2"}, disruption=RS)
+    a1 = pod("a1", cpu=500, node_name="n0", labels={"hash": "h1", "app": "a"}, disruption=RS)
+    pods = [a0, b0, a1, _rs("f1", "n1", 1100, app="x"), _rs("f2", "n2", 1200, app="x")]
+    v = _run(cluster_of(nodes, pods), ("n0",)).nodes[0]
+    assert [(m.pod_uid, m.node_name) for m in v.moved] == [
+        ("a0", "n1"), ("a1", "n2"), ("b0", "n1"),
+    ]
+    twin = cluster_of(nodes, pods)
+    ghost = replace(nodes[0], taints=(Taint(TO_BE_DELETED_TAINT, "1", "NoSchedule"),))
+    twin.update(SnapshotUpdate(upsert_nodes=[ghost], remove_pods=["a0", "b0", "a1"]))
+    real, _ = twin.schedule([replace(p, node_name="") for p in (a0, a1, b0)])
+    assert [(p.pod_uid, p.node_name) for p in real] == [(m.pod_uid, m.node_name) for m in v.moved]
+
+
 def test_an_unknown_node_has_no_node_info_and_the_others_are_drained() -> None:
     c = cluster_of([node("n0"), node("n1")], [_rs("p", "n0")])
     res = _run(c, ("gone", "n0"))
