@@ -25,6 +25,7 @@ from .interface import (
     Skip,
     WindowScorePlugin,
     default_normalize_score,
+    filter_error,
 )
 
 __all__ = [
@@ -35,6 +36,7 @@ __all__ = [
     "FilterOnePlugin",
     "FilterPlugin",
     "FilterResult",
+    "filter_error",
     "Plugin",
     "PluginTraits",
     "PreFilterPlugin",

@@ -19,6 +19,7 @@ from .podinfo import PodInfo
 from .snapshot import BoolArray, IntArray, Snapshot
 
 __all__ = [
+    "filter_error",
     "MAX_NODE_SCORE",
     "Rows",
     "Code",
@@ -270,6 +271,15 @@ class WindowScorePlugin(ScorePlugin, Protocol):
     def window_scores(self, state: Any, rows: Rows) -> tuple[IntArray, IntArray]:
         """(raw, normalized) scores of `rows`, as a cycle whose feasible nodes are `rows`."""
         ...
+
+
+def filter_error(n: int, message: str) -> FilterResult:
+    """kube's Filter returning an Error status on every row of a block (the runtime ends the
+    cycle with it): what a plugin whose Filter reads its PreFilter state returns when the
+    profile disabled that PreFilter (kube's getPreFilterState error, `message`)."""
+    return FilterResult(
+        np.zeros(n, dtype=np.bool_), [(message, np.ones(n, dtype=np.bool_))], code=Code.ERROR
+    )
 
 
 def default_normalize_score(scores: IntArray, reverse: bool) -> IntArray:

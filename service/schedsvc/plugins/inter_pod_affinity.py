@@ -37,6 +37,7 @@ from ..framework import (
     PreFilterResult,
     Rows,
     Skip,
+    filter_error,
 )
 from ..framework.affinity_index import (
     AffinityIndex,
@@ -51,6 +52,9 @@ from ..framework.feature import DEFAULT_FEATURES, Features
 from ..framework.podinfo import PodInfo
 from ..framework.snapshot import BoolArray, IntArray, Snapshot
 from ..model import LabelSelector, Pod, PodAffinityTerm, WeightedPodAffinityTerm
+
+# kube's Filter reading the PreFilter state a profile did not run (getPreFilterState)
+MISSING_PRE_FILTER_STATE = 'error reading "PreFilterInterPodAffinity" from cycleState: not found'
 
 __all__ = [
     "NAME",
@@ -288,6 +292,8 @@ class InterPodAffinity:
         )
 
     def filter(self, state: Any, pod: PodInfo, snap: Snapshot, rows: Rows) -> FilterResult:
+        if state is None:  # PreFilter disabled in the profile: kube's Filter errs
+            return filter_error(len(rows), MISSING_PRE_FILTER_STATE)
         s: _FilterState = state
         aff = s.affinity_fail[rows]
         anti = s.anti_affinity_fail[rows] & ~aff

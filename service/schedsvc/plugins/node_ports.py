@@ -15,10 +15,22 @@ from typing import Any
 import numpy as np
 
 from ..errors import ConfigError
-from ..framework import SKIP, Code, FilterResult, PluginTraits, PreFilterResult, Rows, Skip
+from ..framework import (
+    SKIP,
+    Code,
+    FilterResult,
+    PluginTraits,
+    PreFilterResult,
+    Rows,
+    Skip,
+    filter_error,
+)
 from ..framework.feature import DEFAULT_FEATURES, Features
 from ..framework.podinfo import HostPort, PodInfo
 from ..framework.snapshot import BoolArray, Snapshot
+
+# kube's Filter reading the PreFilter state a profile did not run (getPreFilterState)
+MISSING_PRE_FILTER_STATE = 'reading "PreFilterNodePorts" from cycleState: not found'
 
 __all__ = ["NAME", "ERR_REASON", "DEFAULT_BIND_ALL_HOST_IP", "NodePorts", "wanted_ports", "new"]
 
@@ -63,7 +75,9 @@ class NodePorts:
         return PreFilterResult(state=ports)
 
     def filter(self, state: Any, pod: PodInfo, snap: Snapshot, rows: Rows) -> FilterResult:
-        ports: tuple[HostPort, ...] = state if isinstance(state, tuple) else wanted_ports(pod)
+        if state is None:  # PreFilter disabled in the profile: kube's Filter errs
+            return filter_error(len(rows), MISSING_PRE_FILTER_STATE)
+        ports: tuple[HostPort, ...] = state
         bad = np.zeros(len(rows), dtype=np.bool_)
         for p in ports:
             bad |= conflicts(snap, p, rows)

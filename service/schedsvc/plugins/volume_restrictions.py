@@ -19,7 +19,15 @@ from typing import Any
 import numpy as np
 
 from ..errors import ConfigError
-from ..framework import SKIP, Code, FilterResult, PluginTraits, PreFilterResult, Rows, Skip
+from ..framework import (
+    SKIP,
+    Code,
+    FilterResult,
+    PluginTraits,
+    PreFilterResult,
+    Rows,
+    Skip,
+)
 from ..framework.feature import DEFAULT_FEATURES, Features
 from ..framework.pod_volumes import PodVolumeIndex, disk_keys
 from ..framework.podinfo import PodInfo
@@ -27,6 +35,9 @@ from ..framework.snapshot import BoolArray, Snapshot
 from ..model import Pod
 from ..model_storage import READ_WRITE_ONCE_POD
 from .volume_common import has_storage_volumes
+
+# kube's Filter reading the PreFilter state a profile did not run (getPreFilterState)
+MISSING_PRE_FILTER_STATE = 'cannot read "PreFilterVolumeRestrictions" from cycleState'
 
 __all__ = [
     "NAME",
@@ -102,15 +113,15 @@ class VolumeRestrictions:
         return PreFilterResult(state=PreFilterState(frozenset(rwop), count))
 
     def filter(self, state: Any, pod: PodInfo, snap: Snapshot, rows: Rows) -> FilterResult:
-        if not isinstance(state, PreFilterState):  # Filter enabled without PreFilter
-            pre = self.pre_filter(pod, snap)
-            if not isinstance(pre, PreFilterResult) or pre.reject:
-                ok = np.full(len(rows), pre is SKIP, dtype=np.bool_)
-                why = pre.reject[0] if isinstance(pre, PreFilterResult) else ""
-                return FilterResult(ok, [(why, ~ok)], code=Code.UNRESOLVABLE)
-            state = pre.state
         index = PodVolumeIndex.for_snapshot(snap)
         disk = self._disk_conflicts(pod.pod, index, rows)
+        if not isinstance(state, PreFilterState):
+            # PreFilter disabled in the profile: kube's Filter errs past a disk conflict
+            return FilterResult(
+                np.zeros(len(rows), dtype=np.bool_),
+                [(ERR_REASON_DISK_CONFLICT, disk), (MISSING_PRE_FILTER_STATE, ~disk)],
+                code=Code.UNSCHEDULABLE, reason_codes={MISSING_PRE_FILTER_STATE: Code.ERROR},
+            )
         rwop = np.full(len(rows), state.conflicting_pvc_ref_count > 0, dtype=np.bool_)
         if index.temporaries and state.rwop_claims:
             for i, row in enumerate(rows.tolist()):

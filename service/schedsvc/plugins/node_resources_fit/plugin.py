@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from ...framework import Code, FilterResult, PluginTraits, PreFilterResult, Rows
+from ...framework import Code, FilterResult, PluginTraits, PreFilterResult, Rows, filter_error
 from ...framework.feature import DEFAULT_FEATURES, Features
 from ...framework.podinfo import PodInfo
 from ...framework.snapshot import BoolArray, IntArray, Snapshot
@@ -37,6 +37,9 @@ from ..resource_scoring_one import (
     requested_to_capacity_ratio_one,
 )
 from .args import LEAST_ALLOCATED, MOST_ALLOCATED, NAME, NodeResourcesFitArgs
+
+# kube's Filter reading the PreFilter state a profile did not run (getPreFilterState)
+MISSING_PRE_FILTER_STATE = 'error reading "PreFilterNodeResourcesFit" from cycleState: not found'
 
 __all__ = [
     "ERR_REASON_TOO_MANY_PODS",
@@ -148,7 +151,11 @@ class NodeResourcesFit:
         )
         return PreFilterResult(state=state)
 
-    def filter(self, state: FitState, pod: PodInfo, snap: Snapshot, rows: Rows) -> FilterResult:
+    def filter(
+        self, state: FitState | None, pod: PodInfo, snap: Snapshot, rows: Rows
+    ) -> FilterResult:
+        if state is None:  # PreFilter disabled in the profile: kube's Filter errs
+            return filter_error(len(rows), MISSING_PRE_FILTER_STATE)
         pods_col = snap.resource_index[PODS]
         too_many: BoolArray = snap.requested[rows, pods_col] + 1 > snap.allocatable[rows, pods_col]
         reasons: list[tuple[str, BoolArray]] = [(ERR_REASON_TOO_MANY_PODS, too_many)]

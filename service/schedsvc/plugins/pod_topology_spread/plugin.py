@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from ...framework import SKIP, FilterResult, PluginTraits, PreFilterResult, Rows, Skip
+from ...framework import SKIP, FilterResult, PluginTraits, PreFilterResult, Rows, Skip, filter_error
 from ...framework.feature import DEFAULT_FEATURES, Features
 from ...framework.podinfo import PodInfo
 from ...framework.snapshot import IntArray, Snapshot
@@ -23,6 +23,9 @@ from .args import (
     PodTopologySpreadArgs,
 )
 from .common import Constraint, constraints_for
+
+# kube's Filter reading the PreFilter state a profile did not run (getPreFilterState)
+MISSING_PRE_FILTER_STATE = 'reading "PreFilterPodTopologySpread" from cycleState: not found'
 
 __all__ = ["PodTopologySpread", "new"]
 
@@ -55,6 +58,8 @@ class PodTopologySpread:
         return filtering.pre_filter(pod, snap, constraints)
 
     def filter(self, state: Any, pod: PodInfo, snap: Snapshot, rows: Rows) -> FilterResult:
+        if state is None:  # PreFilter disabled in the profile: kube's Filter errs
+            return filter_error(len(rows), MISSING_PRE_FILTER_STATE)
         if not isinstance(state, filtering.FilterState) or not state.constraints:
             return FilterResult(feasible=np.ones(len(rows), dtype=np.bool_))
         return filtering.filter_rows(state, rows)

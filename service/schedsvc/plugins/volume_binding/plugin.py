@@ -23,6 +23,7 @@ from ...framework import (
     PreFilterResult,
     Rows,
     Skip,
+    filter_error,
 )
 from ...framework.feature import DEFAULT_FEATURES, Features
 from ...framework.podinfo import PodInfo
@@ -33,6 +34,9 @@ from .assume import assumption
 from .binder import find_pod_volumes
 from .claims import ClaimError, PodClaims, has_claims, pod_claims
 from .scorer import score_pod_volumes
+
+# kube's Filter reading the PreFilter state a profile did not run (getPreFilterState)
+MISSING_PRE_FILTER_STATE = 'not found'
 
 __all__ = ["VolumeBinding", "volumes_signature", "new"]
 
@@ -84,6 +88,8 @@ class VolumeBinding:
         return PreFilterResult(state=pc)
 
     def filter(self, state: Any, pod: PodInfo, snap: Snapshot, rows: Rows) -> FilterResult:
+        if state is None:  # PreFilter disabled in the profile: kube's Filter errs
+            return filter_error(len(rows), MISSING_PRE_FILTER_STATE)
         assert isinstance(state, PodClaims)
         pv = find_pod_volumes(state, snap, rows)
         return FilterResult(
