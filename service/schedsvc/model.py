@@ -337,6 +337,9 @@ class Pod:
     volumes: tuple[Volume, ...] = ()
     # what a simulated drain reads (PodDisruption); None = no controller, no annotations
     disruption: PodDisruption | None = None
+    # spec.schedulingGroup.podGroupName: the PodGroup (this namespace's) whose pod group cycle
+    # schedules the pod (model_pod_group.py); "" = none. Read only under GenericWorkload.
+    pod_group: str = ""
     # Set by the server's conversion cache: pods holding the same token are equal in every
     # field but uid and name, so per-pod work (PodInfo, signature) can be memoized by it.
     shape: object | None = field(default=None, compare=False, repr=False)

@@ -68,6 +68,23 @@ def _apply_budgets(snap: Snapshot, upd: SnapshotUpdate) -> None:
         snap.generation += 1
 
 
+def _apply_pod_groups(snap: Snapshot, upd: SnapshotUpdate) -> None:
+    """PodGroups steer only pod group cycles and Workloads nothing: no filter or score reads
+    them, batch state stays."""
+    for key in upd.remove_pod_groups:
+        if snap.pod_groups.pop(key, None) is not None:
+            snap.generation += 1
+    for pg in upd.upsert_pod_groups:
+        snap.pod_groups[pg.key] = pg
+        snap.generation += 1
+    for key in upd.remove_workloads:
+        if snap.workloads.pop(key, None) is not None:
+            snap.generation += 1
+    for wl in upd.upsert_workloads:
+        snap.workloads[wl.key] = wl
+        snap.generation += 1
+
+
 def apply_update(
     snap: Snapshot, upd: SnapshotUpdate, infos: Mapping[str, PodInfo]
 ) -> tuple[set[int] | None, set[int]]:
@@ -88,6 +105,7 @@ def apply_update(
     if upd.storage_changed:
         _apply_storage(snap, upd)
     _apply_budgets(snap, upd)
+    _apply_pod_groups(snap, upd)
     for node in upd.upsert_nodes:
         if dirty is not None and _holds_pod_terms(snap, node.name):
             dirty = None  # its labels place those terms' domains

@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ..model import Namespace, Node, Pod, PodDisruptionBudget
+from ..model_pod_group import PodGroup, Workload
 from ..model_storage import (
     CSIDriver,
     CSINode,
@@ -54,6 +55,11 @@ class SnapshotUpdate:
     remove_csi_storage_capacities: Sequence[str] = ()
     upsert_volume_attachments: Sequence[VolumeAttachment] = ()
     remove_volume_attachments: Sequence[str] = ()
+    # scheduling.k8s.io/v1beta1 (model_pod_group.py); removals "namespace/name", first
+    upsert_pod_groups: Sequence[PodGroup] = ()
+    remove_pod_groups: Sequence[str] = ()
+    upsert_workloads: Sequence[Workload] = ()
+    remove_workloads: Sequence[str] = ()
 
     @property
     def nodes_changed(self) -> bool:

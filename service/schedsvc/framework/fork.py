@@ -93,6 +93,8 @@ class ForkSnapshot(Snapshot):
         f.nominated = OverlayMap(base.nominated)
         f.namespaces = OverlayMap(base.namespaces)
         f.pdbs = OverlayMap(base.pdbs)
+        f.pod_groups = OverlayMap(base.pod_groups)
+        f.workloads = OverlayMap(base.workloads)
         f.pods_on_row = RowDicts(base.pods_on_row)
         f.temporaries = {}
         # small, and written by every pod change (use counts): copied at once
@@ -244,14 +246,15 @@ class ForkSnapshot(Snapshot):
             raise TypeError("a fork commits into a fork, never into a live snapshot")
         mine = self.__dict__
         skip = {
-            "origin", "index", "pods", "nominated", "namespaces", "pdbs", "pods_on_row",
+            "origin", "index", "pods", "nominated", "namespaces", "pdbs", "pod_groups",
+            "workloads", "pods_on_row",
             "storage", "listeners", "temporaries", "_owned", "_owned_labels",
             "_owned_images", "_owned_ports",
         }
         for name, value in mine.items():
             if name not in skip:
                 setattr(base, name, value)
-        for name in ("index", "pods", "nominated", "namespaces", "pdbs"):
+        for name in ("index", "pods", "nominated", "namespaces", "pdbs", "pod_groups", "workloads"):
             cast(OverlayMap[str, object], mine[name]).merge_into(getattr(base, name))
         self._rows.merge_into(base.pods_on_row)
         cast(StorageFork, self.storage).commit()

@@ -31,6 +31,7 @@ from ..model import (
     PodDisruptionBudget,
     Taint,
 )
+from ..model_pod_group import PodGroup, Workload
 from .interning import LabelColumn, kept_columns, worth_compacting
 from .node_tree import NodeTree, zone_key
 from .overlay import RowTable
@@ -106,6 +107,9 @@ class Snapshot(SnapshotPods):
         self.nominated: MutableMapping[str, PodRecord] = {}  # uid -> pods only nominated
         self.namespaces: MutableMapping[str, Namespace] = {}
         self.pdbs: MutableMapping[str, PodDisruptionBudget] = {}  # "namespace/name" -> budget
+        # scheduling.k8s.io/v1beta1, "namespace/name" -> object (model_pod_group.py)
+        self.pod_groups: MutableMapping[str, PodGroup] = {}
+        self.workloads: MutableMapping[str, Workload] = {}
         self.storage = StorageState()  # PVs, claims, classes, CSI objects (storage.py)
         self.listeners: list[PodListener] = []
         self.temporaries: dict[NominatedKey, PodRecord] = {}  # nominated pods counted on a node
