@@ -104,6 +104,16 @@ class Features:
         return self._gate("VolumeLimitScaling", self.emulated_version is EmulatedVersion.V1_37)
 
     @property
+    def generic_workload(self) -> bool:
+        """The GenericWorkload gate (Beta and off in 1.37): a pod with spec.schedulingGroup is
+        scheduled in its PodGroup's pod group cycle, GangScheduling's PlacementFeasible
+        deciding (engine/pod_group_cycle.py). Off, such a pod is scheduled on its own, as kube
+        does. Under 1.35 it is never on: 1.35's alpha gang API (v1alpha1) is not modelled."""
+        return self.emulated_version is EmulatedVersion.V1_37 and self._gate(
+            "GenericWorkload", False
+        )
+
+    @property
     def portworx_needs_migrated_annotation(self) -> bool:
         """1.35: NodeVolumeLimits counts Portworx volumes only on a node whose CSINode lists
         kubernetes.io/portworx-volume among its migrated plugins; 1.37 always migrates them."""
