@@ -21,6 +21,7 @@ from .cycle_context import CURRENT, CycleCursor, CycleRecord
 from .cycle_env import CycleEnv
 from .filtering import Diagnosis, NominatedPods, fit_error
 from .nomination_bound import preempt_within_bound
+from .pod_group_result import PodGroupResult
 from .preemption import PreemptionResult, Victim
 from .runtime import CycleState, Framework
 from .runtime_nominated import nominated_pods
@@ -56,6 +57,10 @@ class Placement:
     victims: tuple[Victim, ...] = ()
     # what VolumeBinding's Reserve bound the pod's unbound claims to (not on dry runs)
     volume_bindings: tuple[VolumeBindingResult, ...] = ()
+    # a member scheduled in its pod group's cycle: the group, "namespace/name", and the
+    # group's result (one object shared by every member of that cycle)
+    pod_group: str = ""
+    group: PodGroupResult | None = None
 
 
 def schedule_one(env: CycleEnv, cursor: CycleCursor, pod: Pod, dry_run: bool) -> Placement:

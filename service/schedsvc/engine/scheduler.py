@@ -9,15 +9,18 @@ from __future__ import annotations
 
 import threading
 import uuid
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 
 from ..config import SchedulerConfig
 from ..errors import ResourceExhausted
+from ..model import Pod
 from ..plugins.registry import Registry, in_tree_registry
 from .batching import DEFAULT_SERVER_PARKED_BYTES, ParkedBudget
 from .cluster import Cluster
 from .nomination_bound import DEFAULT_MAX_NOMINATED_PODS
 from .observer import NULL_OBSERVER, Observer
+from .pod_group_order import group_order
 from .runtime import Framework
 from .staged import STAGED_IDLE_SECONDS
 from .update_types import SnapshotUpdate, UpdateResult
@@ -106,6 +109,17 @@ class Engine:
 
     def clusters(self) -> dict[str, Cluster]:
         return dict(self._clusters)
+
+    @property
+    def generic_workload(self) -> bool:
+        """The GenericWorkload gate (server-wide, as kube's feature gates): pods of a PodGroup
+        are scheduled in pod group cycles."""
+        return any(p.features.generic_workload for p in self.config.profiles)
+
+    def order_pods(self, pods: Sequence[Pod]) -> Sequence[Pod]:
+        """The order a Schedule request's pods are scheduled in (pod_group_order.py): the
+        request's own unless GenericWorkload gathers a group's members."""
+        return group_order(pods) if self.generic_workload else pods
 
     def close(self) -> None:
         if self.executor is not None:

@@ -1,0 +1,39 @@
+"""Where a request's pod groups are scheduled: each group's members together, at the place of
+its first member (one pod group cycle, as kube pops a whole group as one queue entity), the
+other pods in request order. The server orders a request so before slicing it, so the
+placements it answers in are a prefix of this order whatever the deadline cuts.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from ..model import Pod
+from ..model_pod_group import pod_group_key
+
+__all__ = ["group_key", "group_order"]
+
+
+def group_key(pod: Pod) -> str:
+    """The pod's group, "namespace/name", or "" for a pod of no group."""
+    return pod_group_key(pod.namespace, pod.pod_group) if pod.pod_group else ""
+
+
+def group_order(pods: Sequence[Pod]) -> Sequence[Pod]:
+    """`pods` with every group's members moved up to its first member, each group's in
+    request order; `pods` itself when no group has members apart."""
+    members: dict[str, list[Pod]] = {}
+    for p in pods:
+        if p.pod_group:
+            members.setdefault(group_key(p), []).append(p)
+    if not members:
+        return pods
+    out: list[Pod] = []
+    for p in pods:
+        if not p.pod_group:
+            out.append(p)
+            continue
+        run = members.pop(group_key(p), None)
+        if run is not None:
+            out.extend(run)
+    return out
