@@ -19,7 +19,6 @@ import (
 	"os"
 
 	"google.golang.org/protobuf/encoding/prototext"
-	"google.golang.org/protobuf/proto"
 
 	"github.com/schedsvc/schedsvc/clients/go/kube"
 )
@@ -69,7 +68,7 @@ func main() {
 	if *text {
 		out, err = prototext.MarshalOptions{Multiline: true}.Marshal(req)
 	} else {
-		out, err = proto.MarshalOptions{Deterministic: true}.Marshal(req)
+		out, err = kube.MarshalCanonical(req)
 	}
 	if err != nil {
 		fail(err)
@@ -93,7 +92,7 @@ func convertCases(in io.Reader, opts kube.Options) error {
 			cluster, err = kube.Convert(items, opts)
 		}
 		if err == nil {
-			out, err = proto.MarshalOptions{Deterministic: true}.Marshal(cluster.UpdateSnapshotRequest())
+			out, err = kube.MarshalCanonical(cluster.UpdateSnapshotRequest())
 		}
 		if err != nil {
 			fmt.Fprintf(os.Stderr, "line %d: %v\n", n, err)
