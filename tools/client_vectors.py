@@ -32,10 +32,10 @@ from pathlib import Path
 from google.protobuf import text_format
 
 from schedsvc.v1 import schedule_pb2 as pb
-from schedsvc_client.kube import KubeObjectError, load_cluster
+from schedsvc_client.kube import KubeCluster, KubeObjectError, load_cluster
 from schedsvc_client.unmodelled import LoadReport
 
-__all__ = ["VECTORS", "Expected", "convert", "expected_files", "inputs", "main"]
+__all__ = ["VECTORS", "Expected", "cluster_request", "convert", "expected_files", "inputs", "main"]
 
 VECTORS = Path(__file__).resolve().parent.parent / "tests" / "data" / "vectors"
 _SUFFIX = ".input.json"
@@ -69,11 +69,19 @@ def convert(path: Path) -> Expected:
                           reschedule_all=mode == "reschedule")
     except KubeObjectError as exc:
         return Expected(None, "", report.render(), str(exc))
-    req = pb.UpdateSnapshotRequest(
-        upsert_nodes=kc.nodes, upsert_pods=kc.pods, upsert_namespaces=kc.namespaces,
-        upsert_pod_disruption_budgets=kc.pod_disruption_budgets, **kc.storage_lists())
+    req = cluster_request(kc)
     return Expected(req.SerializeToString(deterministic=True), text_format.MessageToString(req),
                     report.render(), "")
+
+
+def cluster_request(kc: KubeCluster) -> pb.UpdateSnapshotRequest:
+    """What load_cluster read, as one request's upsert lists (every pod among upsert_pods)."""
+    req = pb.UpdateSnapshotRequest(
+        upsert_nodes=kc.nodes, upsert_pods=kc.pods, upsert_namespaces=kc.namespaces,
+        upsert_pod_disruption_budgets=kc.pod_disruption_budgets)
+    for name, items in kc.storage_lists().items():
+        getattr(req, name).extend(items)
+    return req
 
 
 def expected_files(exp: Expected) -> dict[str, bytes]:
