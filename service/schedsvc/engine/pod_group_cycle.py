@@ -19,7 +19,7 @@ Messages and the PodGroupInitiallyScheduled condition are kube's (pod_group_stat
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from ..framework.pod_group_members import PodGroupMembers
@@ -41,7 +41,9 @@ from .pod_group_status import (
 from .pod_group_validate import validate_pod_group
 from .schedule_one import Placement, schedule_one
 
-__all__ = ["GroupRun", "schedule_pod_group", "run_group_algorithm"]
+__all__ = ["BeforeMember", "GroupRun", "schedule_pod_group", "run_group_algorithm"]
+
+BeforeMember = Callable[[Pod], None]
 
 
 @dataclass(slots=True)
@@ -58,16 +60,19 @@ class GroupRun:
 
 def run_group_algorithm(
     env: CycleEnv, cursor: CycleCursor, pg: PodGroup, queued: Sequence[Pod], already: int,
-    dry_run: bool, log: AssumeLog,
+    dry_run: bool, log: AssumeLog, before_each: BeforeMember | None = None,
 ) -> GroupRun:
     """kube's podGroupSchedulingDefaultAlgorithm: the members that fit stay assumed in `log`
-    (the caller keeps or reverts them); `already`: members bound or assumed before."""
+    (the caller keeps or reverts them); `already`: members bound or assumed before.
+    `before_each` sees each member before its cycle, the earlier ones assumed (Explain)."""
     min_count, scheduled, remaining = pg.placement_min_count, already, len(queued)
     code, msg = placement_feasible(min_count, scheduled, remaining)
     if code is Feasibility.UNSCHEDULABLE:
         return GroupRun(GroupStatus.unschedulable(msg))
     run = GroupRun(GroupStatus(GroupCode.UNSCHEDULABLE, [msg]))
     for pod in queued:
+        if before_each is not None:
+            before_each(pod)
         p = schedule_one(env, cursor, pod, dry_run, log)
         run.tried.append(p)
         run.dra_state = run.dra_state or not p.pre_filter_ended
@@ -97,7 +102,8 @@ def run_group_algorithm(
 
 
 def schedule_pod_group(
-    env: CycleEnv, cursor: CycleCursor, members: Sequence[Pod], dry_run: bool
+    env: CycleEnv, cursor: CycleCursor, members: Sequence[Pod], dry_run: bool,
+    before_each: BeforeMember | None = None,
 ) -> list[Placement]:
     """One pod group cycle for `members` (one group, request order): their placements, in
     that order, each naming the group and sharing its PodGroupResult."""
@@ -123,7 +129,7 @@ def schedule_pod_group(
     if err:
         _finish_error(env, pg, queued, result, GroupStatus.error(err), dry_run, out)
         return [out[p.uid] for p in members]
-    _cycle(env, cursor, pg, queued, already, dry_run, result, out)
+    _cycle(env, cursor, pg, queued, already, dry_run, result, out, before_each)
     return [out[p.uid] for p in members]
 
 
@@ -149,10 +155,11 @@ def _failed(
 def _cycle(
     env: CycleEnv, cursor: CycleCursor, pg: PodGroup, queued: Sequence[Pod], already: int,
     dry_run: bool, result: PodGroupResult, out: dict[str, Placement],
+    before_each: BeforeMember | None,
 ) -> None:
     """The algorithm, PodGroupPostFilter on a rejection, and each member's answer."""
     log = AssumeLog()
-    run = run_group_algorithm(env, cursor, pg, queued, already, dry_run, log)
+    run = run_group_algorithm(env, cursor, pg, queued, already, dry_run, log, before_each)
     result.evaluated = len(run.tried)
     status = run.status
     if status.code is not GroupCode.SUCCESS or dry_run:
