@@ -19,6 +19,7 @@ Messages and the PodGroupInitiallyScheduled condition are kube's (pod_group_stat
 from __future__ import annotations
 
 import dataclasses
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
@@ -44,6 +45,15 @@ from .schedule_one import Placement, schedule_one
 __all__ = ["BeforeMember", "GroupRun", "schedule_pod_group", "run_group_algorithm"]
 
 BeforeMember = Callable[[Pod], None]
+
+# kube's metrics result label of a group cycle (a GATED group or one refused before its
+# cycle, handlePodGroupFailureBeforeScheduling, records none)
+_RESULTS = {
+    GroupOutcome.SCHEDULED: "scheduled",
+    GroupOutcome.UNSCHEDULABLE: "unschedulable",
+    GroupOutcome.WAITING_ON_PREEMPTION: "waiting_on_preemption",
+    GroupOutcome.ERROR: "error",
+}
 
 
 @dataclass(slots=True)
@@ -129,7 +139,11 @@ def schedule_pod_group(
     if err:
         _finish_error(env, pg, queued, result, GroupStatus.error(err), dry_run, out)
         return [out[p.uid] for p in members]
+    started = time.perf_counter()
     _cycle(env, cursor, pg, queued, already, dry_run, result, out, before_each)
+    env.observer.pod_group(
+        queued[0].scheduler_name, _RESULTS[result.outcome], time.perf_counter() - started
+    )
     return [out[p.uid] for p in members]
 
 
