@@ -15,6 +15,7 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Protocol
 
+from ..engine.pod_group_order import group_key
 from ..engine.schedule_one import Placement
 from ..engine.scheduler import Engine
 from ..errors import Cancelled, DeadlineExceeded, InvalidArgument, SchedsvcError
@@ -23,7 +24,7 @@ from ..v1 import schedule_pb2 as pb
 from .admission import Admission
 from .cache import request_scope
 from .convert import Converter, CostlyPod
-from .convert_results import fill_placement
+from .convert_results import fill_placement, fill_pod_group
 from .limits import Limits
 from .memory import MemoryBudget, estimate
 
@@ -72,6 +73,9 @@ class Serving(Protocol):
     memory: MemoryBudget
     converter: Converter
     clock: Callable[[], float]
+    # the GenericWorkload gate (Engine.generic_workload), read once: a server's gates are
+    # fixed at its start, and a plain request's path stays one call into the engine shorter
+    grouped: bool
 
     def cluster_name(self, name: str) -> str: ...
 
@@ -162,7 +166,10 @@ class ScheduleCall:
             if past_slice is not None and not self._memory.roomy():
                 raise OutOfSlice  # near the memory budget its size is computed: not on the loop
             self._reserved = self._memory.admit("this Schedule request", lambda: estimate(request))
-            self.pods: Sequence[Pod] = _convert(serving, request, past_slice)
+            pods = _convert(serving, request, past_slice)
+            # a pod group's members gathered at its first member (GenericWorkload), so every
+            # slice, and a deadline's cut, falls between groups
+            self.pods: Sequence[Pod] = serving.engine.order_pods(pods) if serving.grouped else pods
         except BaseException:
             self._memory.release(self._reserved)
             self._admission.leave(name)
@@ -171,6 +178,7 @@ class ScheduleCall:
         self.caller = caller
         self.cluster = serving.engine.reader(name)
         self.epoch = serving.engine.epoch
+        self._grouped = serving.grouped  # pods of a PodGroup answer as one
         self.placements: list[Placement] = []
         self.generation = 0
         self._check = should_continue(caller, lim.deadline_margin_seconds, serving.clock)
@@ -264,11 +272,29 @@ class ScheduleCall:
             return None
         out = pb.ScheduleResponse(generation=self.generation, epoch=self.epoch)
         add = out.placements.add
+        seen: set[int] = set()  # the groups answered, by id of their one result
         for placed in self.placements:
             fill_placement(add(), placed)
-        for p in self.pods[n:]:
-            add(pod_uid=p.uid, message=NOT_ATTEMPTED)
+            group = placed.group
+            if group is not None and id(group) not in seen:
+                seen.add(id(group))
+                fill_pod_group(out.pod_groups.add(), group)
+        self._not_attempted(out, n)
         return out
+
+    def _not_attempted(self, out: pb.ScheduleResponse, n: int) -> None:
+        """The pods past the deadline: each group among them whole (the engine attempts a
+        group whole or not at all), answered OUTCOME_UNSPECIFIED, to send again."""
+        add = out.placements.add
+        pending: set[str] = set()
+        for p in self.pods[n:]:
+            placement = add(pod_uid=p.uid, message=NOT_ATTEMPTED)
+            if self._grouped and p.pod_group:
+                key = group_key(p)
+                placement.pod_group = key
+                if key not in pending:
+                    pending.add(key)
+                    out.pod_groups.add(pod_group=key, message=NOT_ATTEMPTED)
 
     def deliver(self, unary: bool) -> pb.ScheduleResponse | None:
         """The response. A batch stopped with nothing to deliver raises Cancelled or
