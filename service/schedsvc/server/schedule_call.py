@@ -170,6 +170,12 @@ class ScheduleCall:
             # a pod group's members gathered at its first member (GenericWorkload), so every
             # slice, and a deadline's cut, falls between groups
             self.pods: Sequence[Pod] = serving.engine.order_pods(pods) if serving.grouped else pods
+            # where each request pod is in self.pods, when they differ (the response keeps
+            # the request's order: a client pairs placements with its pods by position)
+            self._request_order: list[int] | None = None
+            if self.pods is not pods:
+                at = {p.uid: k for k, p in enumerate(self.pods)}
+                self._request_order = [at[p.uid] for p in pods]
         except BaseException:
             self._memory.release(self._reserved)
             self._admission.leave(name)
@@ -272,29 +278,42 @@ class ScheduleCall:
             return None
         out = pb.ScheduleResponse(generation=self.generation, epoch=self.epoch)
         add = out.placements.add
-        seen: set[int] = set()  # the groups answered, by id of their one result
+        if self._request_order is None:
+            for placed in self.placements:
+                fill_placement(add(), placed)
+            for p in self.pods[n:]:
+                self._not_attempted(add(), p)
+        else:  # groups gathered: answered in the request's order all the same
+            for k in self._request_order:
+                if k < n:
+                    fill_placement(add(), self.placements[k])
+                else:
+                    self._not_attempted(add(), self.pods[k])
+        if self._grouped:
+            self._pod_groups(out, n)
+        return out
+
+    def _not_attempted(self, out: pb.Placement, pod: Pod) -> None:
+        out.pod_uid = pod.uid
+        out.message = NOT_ATTEMPTED
+        if self._grouped and pod.pod_group:
+            out.pod_group = group_key(pod)
+
+    def _pod_groups(self, out: pb.ScheduleResponse, n: int) -> None:
+        """One result per group, in the order of its first member: those the engine answered
+        (one PodGroupResult shared by a cycle's members), then those past the deadline, each
+        whole (the engine attempts a group whole or not at all), OUTCOME_UNSPECIFIED."""
+        seen: set[int] = set()
         for placed in self.placements:
-            fill_placement(add(), placed)
             group = placed.group
             if group is not None and id(group) not in seen:
                 seen.add(id(group))
                 fill_pod_group(out.pod_groups.add(), group)
-        self._not_attempted(out, n)
-        return out
-
-    def _not_attempted(self, out: pb.ScheduleResponse, n: int) -> None:
-        """The pods past the deadline: each group among them whole (the engine attempts a
-        group whole or not at all), answered OUTCOME_UNSPECIFIED, to send again."""
-        add = out.placements.add
         pending: set[str] = set()
         for p in self.pods[n:]:
-            placement = add(pod_uid=p.uid, message=NOT_ATTEMPTED)
-            if self._grouped and p.pod_group:
-                key = group_key(p)
-                placement.pod_group = key
-                if key not in pending:
-                    pending.add(key)
-                    out.pod_groups.add(pod_group=key, message=NOT_ATTEMPTED)
+            if p.pod_group and (key := group_key(p)) not in pending:
+                pending.add(key)
+                out.pod_groups.add(pod_group=key, message=NOT_ATTEMPTED)
 
     def deliver(self, unary: bool) -> pb.ScheduleResponse | None:
         """The response. A batch stopped with nothing to deliver raises Cancelled or
