@@ -173,7 +173,14 @@ def _cycle(
 ) -> None:
     """The algorithm, PodGroupPostFilter on a rejection, and each member's answer."""
     log = AssumeLog()
-    run = run_group_algorithm(env, cursor, pg, queued, already, dry_run, log, before_each)
+    try:
+        run = run_group_algorithm(env, cursor, pg, queued, already, dry_run, log, before_each)
+    except BaseException:
+        # a MemoryError (or a bug) midway: the members assumed so far are taken back, so a
+        # dry run leaves the snapshot as it was and a group is never left half placed
+        log.revert(env.snapshot)
+        env.batches.invalidate()
+        raise
     result.evaluated = len(run.tried)
     status = run.status
     if status.code is not GroupCode.SUCCESS or dry_run:
