@@ -12,6 +12,7 @@ from schedsvc.config import default_config
 from schedsvc.engine.scheduler import Engine
 from schedsvc.errors import InvalidArgument
 from schedsvc.server.convert import Converter
+from schedsvc.server.limits import Limits
 from schedsvc.server.request_handler import RequestHandler
 from schedsvc.v1 import schedule_pb2 as pb
 from tests.builders import pb_node, pb_pod
@@ -111,3 +112,16 @@ def test_pods_differing_only_in_their_group_never_share_a_shape() -> None:
     assert (a1.pod_group, b.pod_group, plain.pod_group) == ("a", "b", "")
     assert a1.shape is a2.shape
     assert len({id(a1.shape), id(b.shape), id(plain.shape)}) == 3
+
+
+def test_each_pod_group_list_is_bounded_by_max_pdbs_per_update() -> None:
+    h = RequestHandler(Engine(default_config(), seed=1), Limits(max_pdbs_per_update=1))
+    h.update_snapshot(pb.UpdateSnapshotRequest(upsert_pod_groups=[pb_gang("a", 1)],
+                                               remove_pod_groups=["default/b"]))
+    for fname, items in (
+        ("upsert_pod_groups", [pb_gang("a", 1), pb_gang("b", 1)]),
+        ("remove_workloads", ["default/a", "default/b"]),
+    ):
+        with pytest.raises(InvalidArgument) as exc:
+            h.update_snapshot(pb.UpdateSnapshotRequest(**{fname: items}))
+        assert (exc.value.field, exc.value.description) == (fname, "at most 1 entries per request")
