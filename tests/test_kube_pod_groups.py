@@ -16,6 +16,7 @@ from schedsvc.server.convert import Converter
 from schedsvc.server.convert_pod_group import pod_group_from_pb, workload_from_pb
 from schedsvc.v1 import schedule_pb2 as pb
 from schedsvc_client.kube import KubeObjectError, load_cluster, pod_from_kube
+from schedsvc_client.load import main
 from schedsvc_client.unmodelled import LoadReport
 from tests.builders.pod_groups import (
     KUBE_POD_GROUP,
@@ -136,3 +137,19 @@ def test_the_v1alpha1_gang_api_of_1_35_is_refused() -> None:
     with pytest.raises(KubeObjectError) as exc:
         load_cluster(_list(old))
     assert exc.value.path == "items[0].apiVersion"
+
+
+def test_replay_sends_the_pod_groups_and_workloads_it_reads(make_server: Any, tmp_path: Any,
+                                                            capsys: Any) -> None:
+    server, _ = make_server(seed=1)
+    nodes = tmp_path / "nodes.json"
+    nodes.write_text(json.dumps({"apiVersion": "v1", "kind": "Node", "metadata": {"name": "a"},
+                                 "status": {"allocatable": {"cpu": "2", "pods": "10"}}}))
+    groups = tmp_path / "groups.json"
+    groups.write_text(_list(KUBE_POD_GROUP, KUBE_WORKLOAD))
+    rc = main(["replay", "--nodes", str(nodes), "--pods", str(groups), "--cluster", "r",
+               "--target", f"127.0.0.1:{server.port}"])
+    assert rc == 0, capsys.readouterr().err
+    snap = server.engine.cluster("r").snapshot
+    assert (list(snap.pod_groups), list(snap.workloads)) == (
+        ["ml/trainer-workers-0"], ["ml/trainer"])
