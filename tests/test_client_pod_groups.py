@@ -59,3 +59,39 @@ def test_members_gathered_by_the_server_come_back_paired_with_their_pods(
         assert all(p.outcome != pb.Placement.OUTCOME_UNSPECIFIED for p in placed)
         # one result per group whose cycle answered (none if the engine ran no group cycle)
         assert [g.pod_group for g in groups] in ([], ["default/x"])
+
+
+def test_a_group_sent_again_after_a_deadline_gets_its_later_answer() -> None:
+    """The first answer reached only `a`: x's members came back not attempted, x's result
+    OUTCOME_UNSPECIFIED; the client sends them again and keeps the second answer's result."""
+    x = [pb_pod(f"x{i}", scheduling_group=pb.PodSchedulingGroup(pod_group_name="x"))
+         for i in range(2)]
+    answers = [
+        pb.ScheduleResponse(epoch="e", generation=1, placements=[
+            pb.Placement(pod_uid="a", node_name="n0", outcome=pb.Placement.SCHEDULED),
+            pb.Placement(pod_uid="x0", pod_group="default/x"),
+            pb.Placement(pod_uid="x1", pod_group="default/x"),
+        ], pod_groups=[pb.PodGroupResult(pod_group="default/x", message="not attempted")]),
+        pb.ScheduleResponse(epoch="e", generation=2, placements=[
+            pb.Placement(pod_uid=f"x{i}", node_name="n0", outcome=pb.Placement.SCHEDULED,
+                         pod_group="default/x") for i in range(2)
+        ], pod_groups=[pb.PodGroupResult(pod_group="default/x", min_count=2, scheduled=2,
+                                         outcome=pb.PodGroupResult.SCHEDULED)]),
+    ]
+    sent: list[list[str]] = []
+
+    def schedule(req: pb.ScheduleRequest, **_: object) -> pb.ScheduleResponse:
+        sent.append([p.uid for p in req.pods])
+        return answers[len(sent) - 1]
+
+    c = SchedClient("127.0.0.1:1")
+    try:
+        c._stub.Schedule = schedule
+        groups: list[pb.PodGroupResult] = []
+        placed = c.schedule([pb_pod("a"), *x], pod_groups=groups)
+    finally:
+        c.close()
+    assert sent == [["a", "x0", "x1"], ["x0", "x1"]]
+    assert [p.outcome for p in placed] == [pb.Placement.SCHEDULED] * 3
+    assert [(g.pod_group, g.outcome, g.scheduled) for g in groups] == [
+        ("default/x", pb.PodGroupResult.SCHEDULED, 2)]
