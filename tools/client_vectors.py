@@ -78,7 +78,8 @@ def cluster_request(kc: KubeCluster) -> pb.UpdateSnapshotRequest:
     """What load_cluster read, as one request's upsert lists (every pod among upsert_pods)."""
     req = pb.UpdateSnapshotRequest(
         upsert_nodes=kc.nodes, upsert_pods=kc.pods, upsert_namespaces=kc.namespaces,
-        upsert_pod_disruption_budgets=kc.pod_disruption_budgets)
+        upsert_pod_disruption_budgets=kc.pod_disruption_budgets,
+        upsert_pod_groups=kc.pod_groups, upsert_workloads=kc.workloads)
     for name, items in kc.storage_lists().items():
         getattr(req, name).extend(items)
     return req

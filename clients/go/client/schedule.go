@@ -33,6 +33,15 @@ func (c *Client) seen() (string, int, floor) {
 // and replays the snapshot when the server restarted (new epoch) or refused with
 // FAILED_PRECONDITION. A pod still unanswered when the budget runs out gets NotAttempted.
 func (c *Client) Schedule(ctx context.Context, pods []*pb.Pod, dryRun bool) ([]*pb.Placement, error) {
+	placements, _, err := c.ScheduleGroups(ctx, pods, dryRun)
+	return placements, err
+}
+
+// ScheduleGroups is Schedule that also returns one result per pod group among the pods
+// (GenericWorkload on), in the order first answered: a group's latest decided answer.
+func (c *Client) ScheduleGroups(ctx context.Context, pods []*pb.Pod, dryRun bool) ([]*pb.Placement, []*pb.PodGroupResult, error) {
+	var groupOrder []string
+	groups := map[string]*pb.PodGroupResult{}
 	out := make([]*pb.Placement, len(pods))
 	todo := make([]int, len(pods))
 	for i := range pods {
@@ -55,25 +64,25 @@ func (c *Client) Schedule(ctx context.Context, pods []*pb.Pod, dryRun bool) ([]*
 			case code == codes.FailedPrecondition:
 				// a restart noticed, or a replace (maybe our own replay) not yet committed
 				if resyncs, err = c.countResync(resyncs); err != nil {
-					return nil, err
+					return nil, nil, err
 				}
 				if err := c.resyncIf(ctx, seen, seenResyncs, deadline, nil); err != nil {
-					return nil, err
+					return nil, nil, err
 				}
 				continue
 			case code == codes.DeadlineExceeded && time.Now().Before(deadline) && ctx.Err() == nil:
 				continue // our per-attempt timeout: what was placed comes back on retry
 			default:
-				return nil, callErr
+				return nil, nil, callErr
 			}
 		}
 		if seen != "" && resp.GetEpoch() != seen {
 			// a restarted server answered from an empty or stale cluster: replay, resend
 			if resyncs, err = c.countResync(resyncs); err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			if err := c.resyncIf(ctx, seen, seenResyncs, deadline, nil); err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			continue
 		}
@@ -96,15 +105,23 @@ func (c *Client) Schedule(ctx context.Context, pods []*pb.Pod, dryRun bool) ([]*
 		if !dryRun && !c.record(attemptedPods, attempted, resp) {
 			// placed on a state since replaced (or a cluster deleted and made afresh): replay
 			if resyncs, err = c.countResync(resyncs); err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			if err := c.resyncIf(ctx, seen, seenResyncs, deadline, &seenFloor); err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			continue
 		}
 		for k, i := range idx {
 			out[i] = attempted[k]
+		}
+		for _, g := range resp.GetPodGroups() {
+			if _, seen := groups[g.GetPodGroup()]; !seen {
+				groupOrder = append(groupOrder, g.GetPodGroup())
+				groups[g.GetPodGroup()] = g
+			} else if g.GetOutcome() != pb.PodGroupResult_OUTCOME_UNSPECIFIED {
+				groups[g.GetPodGroup()] = g
+			}
 		}
 		next := todo[:0]
 		for _, i := range todo {
@@ -122,7 +139,11 @@ func (c *Client) Schedule(ctx context.Context, pods []*pb.Pod, dryRun bool) ([]*
 			out[i] = &pb.Placement{PodUid: pods[i].GetUid(), Message: NotAttempted}
 		}
 	}
-	return out, nil
+	results := make([]*pb.PodGroupResult, len(groupOrder))
+	for i, name := range groupOrder {
+		results[i] = groups[name]
+	}
+	return out, results, nil
 }
 
 // ScheduleStream schedules batches over one stream, yielding each batch's placements in

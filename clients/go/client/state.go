@@ -65,7 +65,8 @@ func (s *desiredState) copy() *desiredState {
 	return out
 }
 
-// storageList is one of UpdateSnapshotRequest's storage lists.
+// storageList is one of UpdateSnapshotRequest's keyed lists (storage objects, PodGroups,
+// Workloads), kept by name or "namespace/name".
 type storageList struct {
 	upsert     string
 	upserts    func(*pb.UpdateSnapshotRequest) []proto.Message
@@ -118,6 +119,13 @@ var storageLists = []storageList{
 		func(r *pb.UpdateSnapshotRequest, m proto.Message) {
 			r.UpsertVolumeAttachments = append(r.UpsertVolumeAttachments, m.(*pb.VolumeAttachment))
 		}, false},
+	// scheduling.k8s.io/v1beta1 (gang scheduling): kept as the storage lists are
+	{"pod_groups", func(r *pb.UpdateSnapshotRequest) []proto.Message { return msgs(r.UpsertPodGroups) },
+		(*pb.UpdateSnapshotRequest).GetRemovePodGroups,
+		func(r *pb.UpdateSnapshotRequest, m proto.Message) { r.UpsertPodGroups = append(r.UpsertPodGroups, m.(*pb.PodGroup)) }, true},
+	{"workloads", func(r *pb.UpdateSnapshotRequest) []proto.Message { return msgs(r.UpsertWorkloads) },
+		(*pb.UpdateSnapshotRequest).GetRemoveWorkloads,
+		func(r *pb.UpdateSnapshotRequest, m proto.Message) { r.UpsertWorkloads = append(r.UpsertWorkloads, m.(*pb.Workload)) }, true},
 }
 
 func storageKey(m proto.Message, namespaced bool) string {

@@ -8,6 +8,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
+	schedulingv1beta1 "k8s.io/api/scheduling/v1beta1"
 	storagev1 "k8s.io/api/storage/v1"
 
 	pb "github.com/schedsvc/schedsvc/clients/go/schedsvcv1"
@@ -35,6 +36,8 @@ type Cluster struct {
 	CSIDrivers             []*pb.CSIDriver
 	CSIStorageCapacities   []*pb.CSIStorageCapacity
 	VolumeAttachments      []*pb.VolumeAttachment
+	PodGroups              []*pb.PodGroup // scheduling.k8s.io/v1beta1, for gang scheduling
+	Workloads              []*pb.Workload
 	Report                 *LoadReport
 }
 
@@ -44,7 +47,8 @@ func (c *Cluster) UpdateSnapshotRequest() *pb.UpdateSnapshotRequest {
 		UpsertNamespaces: c.Namespaces, UpsertPodDisruptionBudgets: c.PodDisruptionBudgets,
 		UpsertPersistentVolumes: c.PersistentVolumes, UpsertPersistentVolumeClaims: c.PersistentVolumeClaims,
 		UpsertStorageClasses: c.StorageClasses, UpsertCsiNodes: c.CSINodes, UpsertCsiDrivers: c.CSIDrivers,
-		UpsertCsiStorageCapacities: c.CSIStorageCapacities, UpsertVolumeAttachments: c.VolumeAttachments}
+		UpsertCsiStorageCapacities: c.CSIStorageCapacities, UpsertVolumeAttachments: c.VolumeAttachments,
+		UpsertPodGroups: c.PodGroups, UpsertWorkloads: c.Workloads}
 }
 
 // Context gathers what pods read from other objects: the selecting objects behind default
@@ -69,7 +73,8 @@ func Context(items []Item) (*Selecting, *PriorityClasses) {
 	return s, NewPriorityClasses(classes)
 }
 
-// Convert reads nodes, pods, namespaces, PodDisruptionBudgets and the storage objects. Each
+// Convert reads nodes, pods, namespaces, PodDisruptionBudgets, the storage objects and the
+// scheduling.k8s.io/v1beta1 PodGroups and Workloads of gang scheduling. Each
 // pod's default spreading selector comes from the Services, ReplicaSets, StatefulSets and
 // ReplicationControllers among the items, and a pod without spec.priority takes its
 // PriorityClass's value from them. Succeeded and Failed pods are left out, as kube-scheduler
@@ -95,7 +100,7 @@ func Convert(items []Item, opts Options) (*Cluster, error) {
 		}
 	}
 	for _, it := range items {
-		if err := out.addStorage(it); err != nil {
+		if err := out.addStorage(it, opts); err != nil {
 			return nil, err
 		}
 	}
@@ -138,7 +143,7 @@ func (c *Cluster) addCore(it Item, selecting *Selecting, classes *PriorityClasse
 	return nil
 }
 
-func (c *Cluster) addStorage(it Item) (err error) {
+func (c *Cluster) addStorage(it Item, opts Options) (err error) {
 	switch o := it.Object.(type) {
 	case *corev1.PersistentVolume:
 		v, e := PVFromKube(o, it.Path)
@@ -161,6 +166,12 @@ func (c *Cluster) addStorage(it Item) (err error) {
 	case *storagev1.VolumeAttachment:
 		v, e := VolumeAttachmentFromKube(o, it.Path)
 		c.VolumeAttachments, err = append(c.VolumeAttachments, v), e
+	case *schedulingv1beta1.PodGroup:
+		v, e := PodGroupFromKube(o, it.Path, opts.IgnoreUnmodelled, c.Report)
+		c.PodGroups, err = append(c.PodGroups, v), e
+	case *schedulingv1beta1.Workload:
+		v, e := WorkloadFromKube(o, it.Path, opts.IgnoreUnmodelled, c.Report)
+		c.Workloads, err = append(c.Workloads, v), e
 	}
 	return err
 }

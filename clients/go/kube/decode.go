@@ -13,6 +13,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
+	schedulingv1beta1 "k8s.io/api/scheduling/v1beta1"
 	storagev1 "k8s.io/api/storage/v1"
 )
 
@@ -41,6 +42,8 @@ var newObject = map[string]func() any{
 	"CSIDriver":             func() any { return &storagev1.CSIDriver{} },
 	"CSIStorageCapacity":    func() any { return &storagev1.CSIStorageCapacity{} },
 	"VolumeAttachment":      func() any { return &storagev1.VolumeAttachment{} },
+	"PodGroup":              func() any { return &schedulingv1beta1.PodGroup{} },
+	"Workload":              func() any { return &schedulingv1beta1.Workload{} },
 }
 
 // DecodeList reads JSON text holding one object, a list or an array of them.

@@ -36,11 +36,7 @@ func PodFromKube(pod *corev1.Pod, path string, opts PodOptions) (*pb.Pod, error)
 		return nil, err
 	}
 	nodeName := pod.Spec.NodeName
-	report := opts.Report
-	if report == nil {
-		report = NewLoadReport()
-	}
-	policy := fieldPolicy{opts.IgnoreUnmodelled, report}
+	policy := newPolicy(opts.IgnoreUnmodelled, opts.Report)
 	if nodeName == "" {
 		if err := auditPendingPod(pod, path, policy, uid); err != nil {
 			return nil, err
@@ -220,5 +216,3 @@ func priority(pod *corev1.Pod, path string, p fieldPolicy, classes *PriorityClas
 	}
 	return 0, nil
 }
-
-func setSchedulingGroup(out *pb.Pod, spec *corev1.PodSpec) {}

@@ -98,6 +98,13 @@ type fieldPolicy struct {
 	report           *LoadReport
 }
 
+func newPolicy(ignoreUnmodelled bool, report *LoadReport) fieldPolicy {
+	if report == nil {
+		report = NewLoadReport()
+	}
+	return fieldPolicy{ignoreUnmodelled, report}
+}
+
 func (p fieldPolicy) unmodelled(name, why, path, pod string) error {
 	if !p.ignoreUnmodelled {
 		return objErr(path, "not modelled: %s (load with ignore_unmodelled=True to schedule "+

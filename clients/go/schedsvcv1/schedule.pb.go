@@ -3877,11 +3877,15 @@ func (x *PodGroupTemplate) GetPreemptionPolicy() string {
 }
 
 type ExplainRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Cluster       string                 `protobuf:"bytes,1,opt,name=cluster,proto3" json:"cluster,omitempty"`
-	Pod           *Pod                   `protobuf:"bytes,2,opt,name=pod,proto3" json:"pod,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	state   protoimpl.MessageState `protogen:"open.v1"`
+	Cluster string                 `protobuf:"bytes,1,opt,name=cluster,proto3" json:"cluster,omitempty"`
+	Pod     *Pod                   `protobuf:"bytes,2,opt,name=pod,proto3" json:"pod,omitempty"`
+	// Instead of `pod` (GenericWorkload on): the members of one PodGroup, explained as its pod
+	// group cycle would try them (issue 28). The cycle runs on a copy of the cluster: nothing
+	// is placed and no cycle is consumed.
+	PodGroupMembers []*Pod `protobuf:"bytes,3,rep,name=pod_group_members,json=podGroupMembers,proto3" json:"pod_group_members,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
 }
 
 func (x *ExplainRequest) Reset() {
@@ -3924,6 +3928,13 @@ func (x *ExplainRequest) GetCluster() string {
 func (x *ExplainRequest) GetPod() *Pod {
 	if x != nil {
 		return x.Pod
+	}
+	return nil
+}
+
+func (x *ExplainRequest) GetPodGroupMembers() []*Pod {
+	if x != nil {
+		return x.PodGroupMembers
 	}
 	return nil
 }
@@ -4100,8 +4111,12 @@ type ExplainResponse struct {
 	// (no sampling), and the one kube would nominate.
 	Candidates        []*PreemptionCandidate `protobuf:"bytes,100,rep,name=candidates,proto3" json:"candidates,omitempty"`
 	NominatedNodeName string                 `protobuf:"bytes,101,opt,name=nominated_node_name,json=nominatedNodeName,proto3" json:"nominated_node_name,omitempty"`
-	unknownFields     protoimpl.UnknownFields
-	sizeCache         protoimpl.SizeCache
+	// pod_group_members asked: one per member in the order asked, and the group's outcome as
+	// Schedule would answer it
+	PodGroupMembers []*MemberExplanation `protobuf:"bytes,102,rep,name=pod_group_members,json=podGroupMembers,proto3" json:"pod_group_members,omitempty"`
+	PodGroup        *PodGroupResult      `protobuf:"bytes,103,opt,name=pod_group,json=podGroup,proto3" json:"pod_group,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
 }
 
 func (x *ExplainResponse) Reset() {
@@ -4176,6 +4191,101 @@ func (x *ExplainResponse) GetNominatedNodeName() string {
 	return ""
 }
 
+func (x *ExplainResponse) GetPodGroupMembers() []*MemberExplanation {
+	if x != nil {
+		return x.PodGroupMembers
+	}
+	return nil
+}
+
+func (x *ExplainResponse) GetPodGroup() *PodGroupResult {
+	if x != nil {
+		return x.PodGroup
+	}
+	return nil
+}
+
+// One member of an explained pod group.
+type MemberExplanation struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// what Schedule would answer for it (node, outcome, message, nominated node)
+	Placement *Placement `protobuf:"bytes,1,opt,name=placement,proto3" json:"placement,omitempty"`
+	// tried: every node's verdict when its cycle came, the members tried before it that fit
+	// assumed where the cycle put them; false: the cycle stopped before it (or it was placed
+	// already), and the fields below are empty
+	Tried         bool           `protobuf:"varint,2,opt,name=tried,proto3" json:"tried,omitempty"`
+	Nodes         []*NodeVerdict `protobuf:"bytes,3,rep,name=nodes,proto3" json:"nodes,omitempty"`
+	ChosenNode    string         `protobuf:"bytes,4,opt,name=chosen_node,json=chosenNode,proto3" json:"chosen_node,omitempty"`
+	Message       string         `protobuf:"bytes,5,opt,name=message,proto3" json:"message,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *MemberExplanation) Reset() {
+	*x = MemberExplanation{}
+	mi := &file_schedsvc_v1_schedule_proto_msgTypes[55]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *MemberExplanation) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*MemberExplanation) ProtoMessage() {}
+
+func (x *MemberExplanation) ProtoReflect() protoreflect.Message {
+	mi := &file_schedsvc_v1_schedule_proto_msgTypes[55]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use MemberExplanation.ProtoReflect.Descriptor instead.
+func (*MemberExplanation) Descriptor() ([]byte, []int) {
+	return file_schedsvc_v1_schedule_proto_rawDescGZIP(), []int{55}
+}
+
+func (x *MemberExplanation) GetPlacement() *Placement {
+	if x != nil {
+		return x.Placement
+	}
+	return nil
+}
+
+func (x *MemberExplanation) GetTried() bool {
+	if x != nil {
+		return x.Tried
+	}
+	return false
+}
+
+func (x *MemberExplanation) GetNodes() []*NodeVerdict {
+	if x != nil {
+		return x.Nodes
+	}
+	return nil
+}
+
+func (x *MemberExplanation) GetChosenNode() string {
+	if x != nil {
+		return x.ChosenNode
+	}
+	return ""
+}
+
+func (x *MemberExplanation) GetMessage() string {
+	if x != nil {
+		return x.Message
+	}
+	return ""
+}
+
 type DeleteClusterRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Cluster       string                 `protobuf:"bytes,1,opt,name=cluster,proto3" json:"cluster,omitempty"` // "" = "default"
@@ -4185,7 +4295,7 @@ type DeleteClusterRequest struct {
 
 func (x *DeleteClusterRequest) Reset() {
 	*x = DeleteClusterRequest{}
-	mi := &file_schedsvc_v1_schedule_proto_msgTypes[55]
+	mi := &file_schedsvc_v1_schedule_proto_msgTypes[56]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4197,7 +4307,7 @@ func (x *DeleteClusterRequest) String() string {
 func (*DeleteClusterRequest) ProtoMessage() {}
 
 func (x *DeleteClusterRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_schedsvc_v1_schedule_proto_msgTypes[55]
+	mi := &file_schedsvc_v1_schedule_proto_msgTypes[56]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4210,7 +4320,7 @@ func (x *DeleteClusterRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteClusterRequest.ProtoReflect.Descriptor instead.
 func (*DeleteClusterRequest) Descriptor() ([]byte, []int) {
-	return file_schedsvc_v1_schedule_proto_rawDescGZIP(), []int{55}
+	return file_schedsvc_v1_schedule_proto_rawDescGZIP(), []int{56}
 }
 
 func (x *DeleteClusterRequest) GetCluster() string {
@@ -4229,7 +4339,7 @@ type DeleteClusterResponse struct {
 
 func (x *DeleteClusterResponse) Reset() {
 	*x = DeleteClusterResponse{}
-	mi := &file_schedsvc_v1_schedule_proto_msgTypes[56]
+	mi := &file_schedsvc_v1_schedule_proto_msgTypes[57]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4241,7 +4351,7 @@ func (x *DeleteClusterResponse) String() string {
 func (*DeleteClusterResponse) ProtoMessage() {}
 
 func (x *DeleteClusterResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_schedsvc_v1_schedule_proto_msgTypes[56]
+	mi := &file_schedsvc_v1_schedule_proto_msgTypes[57]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4254,7 +4364,7 @@ func (x *DeleteClusterResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteClusterResponse.ProtoReflect.Descriptor instead.
 func (*DeleteClusterResponse) Descriptor() ([]byte, []int) {
-	return file_schedsvc_v1_schedule_proto_rawDescGZIP(), []int{56}
+	return file_schedsvc_v1_schedule_proto_rawDescGZIP(), []int{57}
 }
 
 func (x *DeleteClusterResponse) GetDeleted() bool {
@@ -4275,7 +4385,7 @@ type PersistentVolumeClaimVolumeSource struct {
 
 func (x *PersistentVolumeClaimVolumeSource) Reset() {
 	*x = PersistentVolumeClaimVolumeSource{}
-	mi := &file_schedsvc_v1_schedule_proto_msgTypes[57]
+	mi := &file_schedsvc_v1_schedule_proto_msgTypes[58]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4287,7 +4397,7 @@ func (x *PersistentVolumeClaimVolumeSource) String() string {
 func (*PersistentVolumeClaimVolumeSource) ProtoMessage() {}
 
 func (x *PersistentVolumeClaimVolumeSource) ProtoReflect() protoreflect.Message {
-	mi := &file_schedsvc_v1_schedule_proto_msgTypes[57]
+	mi := &file_schedsvc_v1_schedule_proto_msgTypes[58]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4300,7 +4410,7 @@ func (x *PersistentVolumeClaimVolumeSource) ProtoReflect() protoreflect.Message 
 
 // Deprecated: Use PersistentVolumeClaimVolumeSource.ProtoReflect.Descriptor instead.
 func (*PersistentVolumeClaimVolumeSource) Descriptor() ([]byte, []int) {
-	return file_schedsvc_v1_schedule_proto_rawDescGZIP(), []int{57}
+	return file_schedsvc_v1_schedule_proto_rawDescGZIP(), []int{58}
 }
 
 func (x *PersistentVolumeClaimVolumeSource) GetClaimName() string {
@@ -4333,7 +4443,7 @@ type PersistentVolumeClaimSpec struct {
 
 func (x *PersistentVolumeClaimSpec) Reset() {
 	*x = PersistentVolumeClaimSpec{}
-	mi := &file_schedsvc_v1_schedule_proto_msgTypes[58]
+	mi := &file_schedsvc_v1_schedule_proto_msgTypes[59]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4345,7 +4455,7 @@ func (x *PersistentVolumeClaimSpec) String() string {
 func (*PersistentVolumeClaimSpec) ProtoMessage() {}
 
 func (x *PersistentVolumeClaimSpec) ProtoReflect() protoreflect.Message {
-	mi := &file_schedsvc_v1_schedule_proto_msgTypes[58]
+	mi := &file_schedsvc_v1_schedule_proto_msgTypes[59]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4358,7 +4468,7 @@ func (x *PersistentVolumeClaimSpec) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PersistentVolumeClaimSpec.ProtoReflect.Descriptor instead.
 func (*PersistentVolumeClaimSpec) Descriptor() ([]byte, []int) {
-	return file_schedsvc_v1_schedule_proto_rawDescGZIP(), []int{58}
+	return file_schedsvc_v1_schedule_proto_rawDescGZIP(), []int{59}
 }
 
 func (x *PersistentVolumeClaimSpec) GetAccessModes() []string {
@@ -4421,7 +4531,7 @@ type PersistentVolumeClaimTemplate struct {
 
 func (x *PersistentVolumeClaimTemplate) Reset() {
 	*x = PersistentVolumeClaimTemplate{}
-	mi := &file_schedsvc_v1_schedule_proto_msgTypes[59]
+	mi := &file_schedsvc_v1_schedule_proto_msgTypes[60]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4433,7 +4543,7 @@ func (x *PersistentVolumeClaimTemplate) String() string {
 func (*PersistentVolumeClaimTemplate) ProtoMessage() {}
 
 func (x *PersistentVolumeClaimTemplate) ProtoReflect() protoreflect.Message {
-	mi := &file_schedsvc_v1_schedule_proto_msgTypes[59]
+	mi := &file_schedsvc_v1_schedule_proto_msgTypes[60]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4446,7 +4556,7 @@ func (x *PersistentVolumeClaimTemplate) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PersistentVolumeClaimTemplate.ProtoReflect.Descriptor instead.
 func (*PersistentVolumeClaimTemplate) Descriptor() ([]byte, []int) {
-	return file_schedsvc_v1_schedule_proto_rawDescGZIP(), []int{59}
+	return file_schedsvc_v1_schedule_proto_rawDescGZIP(), []int{60}
 }
 
 func (x *PersistentVolumeClaimTemplate) GetLabels() map[string]string {
@@ -4482,7 +4592,7 @@ type EphemeralVolumeSource struct {
 
 func (x *EphemeralVolumeSource) Reset() {
 	*x = EphemeralVolumeSource{}
-	mi := &file_schedsvc_v1_schedule_proto_msgTypes[60]
+	mi := &file_schedsvc_v1_schedule_proto_msgTypes[61]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4494,7 +4604,7 @@ func (x *EphemeralVolumeSource) String() string {
 func (*EphemeralVolumeSource) ProtoMessage() {}
 
 func (x *EphemeralVolumeSource) ProtoReflect() protoreflect.Message {
-	mi := &file_schedsvc_v1_schedule_proto_msgTypes[60]
+	mi := &file_schedsvc_v1_schedule_proto_msgTypes[61]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4507,7 +4617,7 @@ func (x *EphemeralVolumeSource) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EphemeralVolumeSource.ProtoReflect.Descriptor instead.
 func (*EphemeralVolumeSource) Descriptor() ([]byte, []int) {
-	return file_schedsvc_v1_schedule_proto_rawDescGZIP(), []int{60}
+	return file_schedsvc_v1_schedule_proto_rawDescGZIP(), []int{61}
 }
 
 func (x *EphemeralVolumeSource) GetVolumeClaimTemplate() *PersistentVolumeClaimTemplate {
@@ -4528,7 +4638,7 @@ type CSIVolumeSource struct {
 
 func (x *CSIVolumeSource) Reset() {
 	*x = CSIVolumeSource{}
-	mi := &file_schedsvc_v1_schedule_proto_msgTypes[61]
+	mi := &file_schedsvc_v1_schedule_proto_msgTypes[62]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4540,7 +4650,7 @@ func (x *CSIVolumeSource) String() string {
 func (*CSIVolumeSource) ProtoMessage() {}
 
 func (x *CSIVolumeSource) ProtoReflect() protoreflect.Message {
-	mi := &file_schedsvc_v1_schedule_proto_msgTypes[61]
+	mi := &file_schedsvc_v1_schedule_proto_msgTypes[62]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4553,7 +4663,7 @@ func (x *CSIVolumeSource) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CSIVolumeSource.ProtoReflect.Descriptor instead.
 func (*CSIVolumeSource) Descriptor() ([]byte, []int) {
-	return file_schedsvc_v1_schedule_proto_rawDescGZIP(), []int{61}
+	return file_schedsvc_v1_schedule_proto_rawDescGZIP(), []int{62}
 }
 
 func (x *CSIVolumeSource) GetDriver() string {
@@ -4581,7 +4691,7 @@ type GCEPersistentDiskVolumeSource struct {
 
 func (x *GCEPersistentDiskVolumeSource) Reset() {
 	*x = GCEPersistentDiskVolumeSource{}
-	mi := &file_schedsvc_v1_schedule_proto_msgTypes[62]
+	mi := &file_schedsvc_v1_schedule_proto_msgTypes[63]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4593,7 +4703,7 @@ func (x *GCEPersistentDiskVolumeSource) String() string {
 func (*GCEPersistentDiskVolumeSource) ProtoMessage() {}
 
 func (x *GCEPersistentDiskVolumeSource) ProtoReflect() protoreflect.Message {
-	mi := &file_schedsvc_v1_schedule_proto_msgTypes[62]
+	mi := &file_schedsvc_v1_schedule_proto_msgTypes[63]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4606,7 +4716,7 @@ func (x *GCEPersistentDiskVolumeSource) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GCEPersistentDiskVolumeSource.ProtoReflect.Descriptor instead.
 func (*GCEPersistentDiskVolumeSource) Descriptor() ([]byte, []int) {
-	return file_schedsvc_v1_schedule_proto_rawDescGZIP(), []int{62}
+	return file_schedsvc_v1_schedule_proto_rawDescGZIP(), []int{63}
 }
 
 func (x *GCEPersistentDiskVolumeSource) GetPdName() string {
@@ -4641,7 +4751,7 @@ type AWSElasticBlockStoreVolumeSource struct {
 
 func (x *AWSElasticBlockStoreVolumeSource) Reset() {
 	*x = AWSElasticBlockStoreVolumeSource{}
-	mi := &file_schedsvc_v1_schedule_proto_msgTypes[63]
+	mi := &file_schedsvc_v1_schedule_proto_msgTypes[64]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4653,7 +4763,7 @@ func (x *AWSElasticBlockStoreVolumeSource) String() string {
 func (*AWSElasticBlockStoreVolumeSource) ProtoMessage() {}
 
 func (x *AWSElasticBlockStoreVolumeSource) ProtoReflect() protoreflect.Message {
-	mi := &file_schedsvc_v1_schedule_proto_msgTypes[63]
+	mi := &file_schedsvc_v1_schedule_proto_msgTypes[64]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4666,7 +4776,7 @@ func (x *AWSElasticBlockStoreVolumeSource) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AWSElasticBlockStoreVolumeSource.ProtoReflect.Descriptor instead.
 func (*AWSElasticBlockStoreVolumeSource) Descriptor() ([]byte, []int) {
-	return file_schedsvc_v1_schedule_proto_rawDescGZIP(), []int{63}
+	return file_schedsvc_v1_schedule_proto_rawDescGZIP(), []int{64}
 }
 
 func (x *AWSElasticBlockStoreVolumeSource) GetVolumeId() string {
@@ -4702,7 +4812,7 @@ type ISCSIVolumeSource struct {
 
 func (x *ISCSIVolumeSource) Reset() {
 	*x = ISCSIVolumeSource{}
-	mi := &file_schedsvc_v1_schedule_proto_msgTypes[64]
+	mi := &file_schedsvc_v1_schedule_proto_msgTypes[65]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4714,7 +4824,7 @@ func (x *ISCSIVolumeSource) String() string {
 func (*ISCSIVolumeSource) ProtoMessage() {}
 
 func (x *ISCSIVolumeSource) ProtoReflect() protoreflect.Message {
-	mi := &file_schedsvc_v1_schedule_proto_msgTypes[64]
+	mi := &file_schedsvc_v1_schedule_proto_msgTypes[65]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4727,7 +4837,7 @@ func (x *ISCSIVolumeSource) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ISCSIVolumeSource.ProtoReflect.Descriptor instead.
 func (*ISCSIVolumeSource) Descriptor() ([]byte, []int) {
-	return file_schedsvc_v1_schedule_proto_rawDescGZIP(), []int{64}
+	return file_schedsvc_v1_schedule_proto_rawDescGZIP(), []int{65}
 }
 
 func (x *ISCSIVolumeSource) GetTargetPortal() string {
@@ -4770,7 +4880,7 @@ type RBDVolumeSource struct {
 
 func (x *RBDVolumeSource) Reset() {
 	*x = RBDVolumeSource{}
-	mi := &file_schedsvc_v1_schedule_proto_msgTypes[65]
+	mi := &file_schedsvc_v1_schedule_proto_msgTypes[66]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4782,7 +4892,7 @@ func (x *RBDVolumeSource) String() string {
 func (*RBDVolumeSource) ProtoMessage() {}
 
 func (x *RBDVolumeSource) ProtoReflect() protoreflect.Message {
-	mi := &file_schedsvc_v1_schedule_proto_msgTypes[65]
+	mi := &file_schedsvc_v1_schedule_proto_msgTypes[66]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4795,7 +4905,7 @@ func (x *RBDVolumeSource) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RBDVolumeSource.ProtoReflect.Descriptor instead.
 func (*RBDVolumeSource) Descriptor() ([]byte, []int) {
-	return file_schedsvc_v1_schedule_proto_rawDescGZIP(), []int{65}
+	return file_schedsvc_v1_schedule_proto_rawDescGZIP(), []int{66}
 }
 
 func (x *RBDVolumeSource) GetMonitors() []string {
@@ -4838,7 +4948,7 @@ type AzureDiskVolumeSource struct {
 
 func (x *AzureDiskVolumeSource) Reset() {
 	*x = AzureDiskVolumeSource{}
-	mi := &file_schedsvc_v1_schedule_proto_msgTypes[66]
+	mi := &file_schedsvc_v1_schedule_proto_msgTypes[67]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4850,7 +4960,7 @@ func (x *AzureDiskVolumeSource) String() string {
 func (*AzureDiskVolumeSource) ProtoMessage() {}
 
 func (x *AzureDiskVolumeSource) ProtoReflect() protoreflect.Message {
-	mi := &file_schedsvc_v1_schedule_proto_msgTypes[66]
+	mi := &file_schedsvc_v1_schedule_proto_msgTypes[67]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4863,7 +4973,7 @@ func (x *AzureDiskVolumeSource) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AzureDiskVolumeSource.ProtoReflect.Descriptor instead.
 func (*AzureDiskVolumeSource) Descriptor() ([]byte, []int) {
-	return file_schedsvc_v1_schedule_proto_rawDescGZIP(), []int{66}
+	return file_schedsvc_v1_schedule_proto_rawDescGZIP(), []int{67}
 }
 
 func (x *AzureDiskVolumeSource) GetDiskName() string {
@@ -4904,7 +5014,7 @@ type CinderVolumeSource struct {
 
 func (x *CinderVolumeSource) Reset() {
 	*x = CinderVolumeSource{}
-	mi := &file_schedsvc_v1_schedule_proto_msgTypes[67]
+	mi := &file_schedsvc_v1_schedule_proto_msgTypes[68]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4916,7 +5026,7 @@ func (x *CinderVolumeSource) String() string {
 func (*CinderVolumeSource) ProtoMessage() {}
 
 func (x *CinderVolumeSource) ProtoReflect() protoreflect.Message {
-	mi := &file_schedsvc_v1_schedule_proto_msgTypes[67]
+	mi := &file_schedsvc_v1_schedule_proto_msgTypes[68]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4929,7 +5039,7 @@ func (x *CinderVolumeSource) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CinderVolumeSource.ProtoReflect.Descriptor instead.
 func (*CinderVolumeSource) Descriptor() ([]byte, []int) {
-	return file_schedsvc_v1_schedule_proto_rawDescGZIP(), []int{67}
+	return file_schedsvc_v1_schedule_proto_rawDescGZIP(), []int{68}
 }
 
 func (x *CinderVolumeSource) GetVolumeId() string {
@@ -4956,7 +5066,7 @@ type PortworxVolumeSource struct {
 
 func (x *PortworxVolumeSource) Reset() {
 	*x = PortworxVolumeSource{}
-	mi := &file_schedsvc_v1_schedule_proto_msgTypes[68]
+	mi := &file_schedsvc_v1_schedule_proto_msgTypes[69]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4968,7 +5078,7 @@ func (x *PortworxVolumeSource) String() string {
 func (*PortworxVolumeSource) ProtoMessage() {}
 
 func (x *PortworxVolumeSource) ProtoReflect() protoreflect.Message {
-	mi := &file_schedsvc_v1_schedule_proto_msgTypes[68]
+	mi := &file_schedsvc_v1_schedule_proto_msgTypes[69]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4981,7 +5091,7 @@ func (x *PortworxVolumeSource) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PortworxVolumeSource.ProtoReflect.Descriptor instead.
 func (*PortworxVolumeSource) Descriptor() ([]byte, []int) {
-	return file_schedsvc_v1_schedule_proto_rawDescGZIP(), []int{68}
+	return file_schedsvc_v1_schedule_proto_rawDescGZIP(), []int{69}
 }
 
 func (x *PortworxVolumeSource) GetVolumeId() string {
@@ -5011,7 +5121,7 @@ type AzureFileVolumeSource struct {
 
 func (x *AzureFileVolumeSource) Reset() {
 	*x = AzureFileVolumeSource{}
-	mi := &file_schedsvc_v1_schedule_proto_msgTypes[69]
+	mi := &file_schedsvc_v1_schedule_proto_msgTypes[70]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5023,7 +5133,7 @@ func (x *AzureFileVolumeSource) String() string {
 func (*AzureFileVolumeSource) ProtoMessage() {}
 
 func (x *AzureFileVolumeSource) ProtoReflect() protoreflect.Message {
-	mi := &file_schedsvc_v1_schedule_proto_msgTypes[69]
+	mi := &file_schedsvc_v1_schedule_proto_msgTypes[70]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5036,7 +5146,7 @@ func (x *AzureFileVolumeSource) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AzureFileVolumeSource.ProtoReflect.Descriptor instead.
 func (*AzureFileVolumeSource) Descriptor() ([]byte, []int) {
-	return file_schedsvc_v1_schedule_proto_rawDescGZIP(), []int{69}
+	return file_schedsvc_v1_schedule_proto_rawDescGZIP(), []int{70}
 }
 
 func (x *AzureFileVolumeSource) GetSecretName() string {
@@ -5069,7 +5179,7 @@ type VsphereVirtualDiskVolumeSource struct {
 
 func (x *VsphereVirtualDiskVolumeSource) Reset() {
 	*x = VsphereVirtualDiskVolumeSource{}
-	mi := &file_schedsvc_v1_schedule_proto_msgTypes[70]
+	mi := &file_schedsvc_v1_schedule_proto_msgTypes[71]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5081,7 +5191,7 @@ func (x *VsphereVirtualDiskVolumeSource) String() string {
 func (*VsphereVirtualDiskVolumeSource) ProtoMessage() {}
 
 func (x *VsphereVirtualDiskVolumeSource) ProtoReflect() protoreflect.Message {
-	mi := &file_schedsvc_v1_schedule_proto_msgTypes[70]
+	mi := &file_schedsvc_v1_schedule_proto_msgTypes[71]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5094,7 +5204,7 @@ func (x *VsphereVirtualDiskVolumeSource) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use VsphereVirtualDiskVolumeSource.ProtoReflect.Descriptor instead.
 func (*VsphereVirtualDiskVolumeSource) Descriptor() ([]byte, []int) {
-	return file_schedsvc_v1_schedule_proto_rawDescGZIP(), []int{70}
+	return file_schedsvc_v1_schedule_proto_rawDescGZIP(), []int{71}
 }
 
 func (x *VsphereVirtualDiskVolumeSource) GetVolumePath() string {
@@ -5130,7 +5240,7 @@ type Volume struct {
 
 func (x *Volume) Reset() {
 	*x = Volume{}
-	mi := &file_schedsvc_v1_schedule_proto_msgTypes[71]
+	mi := &file_schedsvc_v1_schedule_proto_msgTypes[72]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5142,7 +5252,7 @@ func (x *Volume) String() string {
 func (*Volume) ProtoMessage() {}
 
 func (x *Volume) ProtoReflect() protoreflect.Message {
-	mi := &file_schedsvc_v1_schedule_proto_msgTypes[71]
+	mi := &file_schedsvc_v1_schedule_proto_msgTypes[72]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5155,7 +5265,7 @@ func (x *Volume) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Volume.ProtoReflect.Descriptor instead.
 func (*Volume) Descriptor() ([]byte, []int) {
-	return file_schedsvc_v1_schedule_proto_rawDescGZIP(), []int{71}
+	return file_schedsvc_v1_schedule_proto_rawDescGZIP(), []int{72}
 }
 
 func (x *Volume) GetName() string {
@@ -5385,7 +5495,7 @@ type ClaimReference struct {
 
 func (x *ClaimReference) Reset() {
 	*x = ClaimReference{}
-	mi := &file_schedsvc_v1_schedule_proto_msgTypes[72]
+	mi := &file_schedsvc_v1_schedule_proto_msgTypes[73]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5397,7 +5507,7 @@ func (x *ClaimReference) String() string {
 func (*ClaimReference) ProtoMessage() {}
 
 func (x *ClaimReference) ProtoReflect() protoreflect.Message {
-	mi := &file_schedsvc_v1_schedule_proto_msgTypes[72]
+	mi := &file_schedsvc_v1_schedule_proto_msgTypes[73]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5410,7 +5520,7 @@ func (x *ClaimReference) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ClaimReference.ProtoReflect.Descriptor instead.
 func (*ClaimReference) Descriptor() ([]byte, []int) {
-	return file_schedsvc_v1_schedule_proto_rawDescGZIP(), []int{72}
+	return file_schedsvc_v1_schedule_proto_rawDescGZIP(), []int{73}
 }
 
 func (x *ClaimReference) GetNamespace() string {
@@ -5444,7 +5554,7 @@ type VolumeNodeAffinity struct {
 
 func (x *VolumeNodeAffinity) Reset() {
 	*x = VolumeNodeAffinity{}
-	mi := &file_schedsvc_v1_schedule_proto_msgTypes[73]
+	mi := &file_schedsvc_v1_schedule_proto_msgTypes[74]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5456,7 +5566,7 @@ func (x *VolumeNodeAffinity) String() string {
 func (*VolumeNodeAffinity) ProtoMessage() {}
 
 func (x *VolumeNodeAffinity) ProtoReflect() protoreflect.Message {
-	mi := &file_schedsvc_v1_schedule_proto_msgTypes[73]
+	mi := &file_schedsvc_v1_schedule_proto_msgTypes[74]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5469,7 +5579,7 @@ func (x *VolumeNodeAffinity) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use VolumeNodeAffinity.ProtoReflect.Descriptor instead.
 func (*VolumeNodeAffinity) Descriptor() ([]byte, []int) {
-	return file_schedsvc_v1_schedule_proto_rawDescGZIP(), []int{73}
+	return file_schedsvc_v1_schedule_proto_rawDescGZIP(), []int{74}
 }
 
 func (x *VolumeNodeAffinity) GetRequired() *NodeSelector {
@@ -5490,7 +5600,7 @@ type CSIPersistentVolumeSource struct {
 
 func (x *CSIPersistentVolumeSource) Reset() {
 	*x = CSIPersistentVolumeSource{}
-	mi := &file_schedsvc_v1_schedule_proto_msgTypes[74]
+	mi := &file_schedsvc_v1_schedule_proto_msgTypes[75]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5502,7 +5612,7 @@ func (x *CSIPersistentVolumeSource) String() string {
 func (*CSIPersistentVolumeSource) ProtoMessage() {}
 
 func (x *CSIPersistentVolumeSource) ProtoReflect() protoreflect.Message {
-	mi := &file_schedsvc_v1_schedule_proto_msgTypes[74]
+	mi := &file_schedsvc_v1_schedule_proto_msgTypes[75]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5515,7 +5625,7 @@ func (x *CSIPersistentVolumeSource) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CSIPersistentVolumeSource.ProtoReflect.Descriptor instead.
 func (*CSIPersistentVolumeSource) Descriptor() ([]byte, []int) {
-	return file_schedsvc_v1_schedule_proto_rawDescGZIP(), []int{74}
+	return file_schedsvc_v1_schedule_proto_rawDescGZIP(), []int{75}
 }
 
 func (x *CSIPersistentVolumeSource) GetDriver() string {
@@ -5577,7 +5687,7 @@ type PersistentVolume struct {
 
 func (x *PersistentVolume) Reset() {
 	*x = PersistentVolume{}
-	mi := &file_schedsvc_v1_schedule_proto_msgTypes[75]
+	mi := &file_schedsvc_v1_schedule_proto_msgTypes[76]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5589,7 +5699,7 @@ func (x *PersistentVolume) String() string {
 func (*PersistentVolume) ProtoMessage() {}
 
 func (x *PersistentVolume) ProtoReflect() protoreflect.Message {
-	mi := &file_schedsvc_v1_schedule_proto_msgTypes[75]
+	mi := &file_schedsvc_v1_schedule_proto_msgTypes[76]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5602,7 +5712,7 @@ func (x *PersistentVolume) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PersistentVolume.ProtoReflect.Descriptor instead.
 func (*PersistentVolume) Descriptor() ([]byte, []int) {
-	return file_schedsvc_v1_schedule_proto_rawDescGZIP(), []int{75}
+	return file_schedsvc_v1_schedule_proto_rawDescGZIP(), []int{76}
 }
 
 func (x *PersistentVolume) GetName() string {
@@ -5890,7 +6000,7 @@ type PersistentVolumeClaim struct {
 
 func (x *PersistentVolumeClaim) Reset() {
 	*x = PersistentVolumeClaim{}
-	mi := &file_schedsvc_v1_schedule_proto_msgTypes[76]
+	mi := &file_schedsvc_v1_schedule_proto_msgTypes[77]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5902,7 +6012,7 @@ func (x *PersistentVolumeClaim) String() string {
 func (*PersistentVolumeClaim) ProtoMessage() {}
 
 func (x *PersistentVolumeClaim) ProtoReflect() protoreflect.Message {
-	mi := &file_schedsvc_v1_schedule_proto_msgTypes[76]
+	mi := &file_schedsvc_v1_schedule_proto_msgTypes[77]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5915,7 +6025,7 @@ func (x *PersistentVolumeClaim) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PersistentVolumeClaim.ProtoReflect.Descriptor instead.
 func (*PersistentVolumeClaim) Descriptor() ([]byte, []int) {
-	return file_schedsvc_v1_schedule_proto_rawDescGZIP(), []int{76}
+	return file_schedsvc_v1_schedule_proto_rawDescGZIP(), []int{77}
 }
 
 func (x *PersistentVolumeClaim) GetName() string {
@@ -6026,7 +6136,7 @@ type TopologySelectorLabelRequirement struct {
 
 func (x *TopologySelectorLabelRequirement) Reset() {
 	*x = TopologySelectorLabelRequirement{}
-	mi := &file_schedsvc_v1_schedule_proto_msgTypes[77]
+	mi := &file_schedsvc_v1_schedule_proto_msgTypes[78]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6038,7 +6148,7 @@ func (x *TopologySelectorLabelRequirement) String() string {
 func (*TopologySelectorLabelRequirement) ProtoMessage() {}
 
 func (x *TopologySelectorLabelRequirement) ProtoReflect() protoreflect.Message {
-	mi := &file_schedsvc_v1_schedule_proto_msgTypes[77]
+	mi := &file_schedsvc_v1_schedule_proto_msgTypes[78]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6051,7 +6161,7 @@ func (x *TopologySelectorLabelRequirement) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TopologySelectorLabelRequirement.ProtoReflect.Descriptor instead.
 func (*TopologySelectorLabelRequirement) Descriptor() ([]byte, []int) {
-	return file_schedsvc_v1_schedule_proto_rawDescGZIP(), []int{77}
+	return file_schedsvc_v1_schedule_proto_rawDescGZIP(), []int{78}
 }
 
 func (x *TopologySelectorLabelRequirement) GetKey() string {
@@ -6077,7 +6187,7 @@ type TopologySelectorTerm struct {
 
 func (x *TopologySelectorTerm) Reset() {
 	*x = TopologySelectorTerm{}
-	mi := &file_schedsvc_v1_schedule_proto_msgTypes[78]
+	mi := &file_schedsvc_v1_schedule_proto_msgTypes[79]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6089,7 +6199,7 @@ func (x *TopologySelectorTerm) String() string {
 func (*TopologySelectorTerm) ProtoMessage() {}
 
 func (x *TopologySelectorTerm) ProtoReflect() protoreflect.Message {
-	mi := &file_schedsvc_v1_schedule_proto_msgTypes[78]
+	mi := &file_schedsvc_v1_schedule_proto_msgTypes[79]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6102,7 +6212,7 @@ func (x *TopologySelectorTerm) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TopologySelectorTerm.ProtoReflect.Descriptor instead.
 func (*TopologySelectorTerm) Descriptor() ([]byte, []int) {
-	return file_schedsvc_v1_schedule_proto_rawDescGZIP(), []int{78}
+	return file_schedsvc_v1_schedule_proto_rawDescGZIP(), []int{79}
 }
 
 func (x *TopologySelectorTerm) GetMatchLabelExpressions() []*TopologySelectorLabelRequirement {
@@ -6125,7 +6235,7 @@ type StorageClass struct {
 
 func (x *StorageClass) Reset() {
 	*x = StorageClass{}
-	mi := &file_schedsvc_v1_schedule_proto_msgTypes[79]
+	mi := &file_schedsvc_v1_schedule_proto_msgTypes[80]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6137,7 +6247,7 @@ func (x *StorageClass) String() string {
 func (*StorageClass) ProtoMessage() {}
 
 func (x *StorageClass) ProtoReflect() protoreflect.Message {
-	mi := &file_schedsvc_v1_schedule_proto_msgTypes[79]
+	mi := &file_schedsvc_v1_schedule_proto_msgTypes[80]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6150,7 +6260,7 @@ func (x *StorageClass) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StorageClass.ProtoReflect.Descriptor instead.
 func (*StorageClass) Descriptor() ([]byte, []int) {
-	return file_schedsvc_v1_schedule_proto_rawDescGZIP(), []int{79}
+	return file_schedsvc_v1_schedule_proto_rawDescGZIP(), []int{80}
 }
 
 func (x *StorageClass) GetName() string {
@@ -6190,7 +6300,7 @@ type VolumeNodeResources struct {
 
 func (x *VolumeNodeResources) Reset() {
 	*x = VolumeNodeResources{}
-	mi := &file_schedsvc_v1_schedule_proto_msgTypes[80]
+	mi := &file_schedsvc_v1_schedule_proto_msgTypes[81]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6202,7 +6312,7 @@ func (x *VolumeNodeResources) String() string {
 func (*VolumeNodeResources) ProtoMessage() {}
 
 func (x *VolumeNodeResources) ProtoReflect() protoreflect.Message {
-	mi := &file_schedsvc_v1_schedule_proto_msgTypes[80]
+	mi := &file_schedsvc_v1_schedule_proto_msgTypes[81]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6215,7 +6325,7 @@ func (x *VolumeNodeResources) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use VolumeNodeResources.ProtoReflect.Descriptor instead.
 func (*VolumeNodeResources) Descriptor() ([]byte, []int) {
-	return file_schedsvc_v1_schedule_proto_rawDescGZIP(), []int{80}
+	return file_schedsvc_v1_schedule_proto_rawDescGZIP(), []int{81}
 }
 
 func (x *VolumeNodeResources) GetCount() int32 {
@@ -6235,7 +6345,7 @@ type CSINodeDriver struct {
 
 func (x *CSINodeDriver) Reset() {
 	*x = CSINodeDriver{}
-	mi := &file_schedsvc_v1_schedule_proto_msgTypes[81]
+	mi := &file_schedsvc_v1_schedule_proto_msgTypes[82]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6247,7 +6357,7 @@ func (x *CSINodeDriver) String() string {
 func (*CSINodeDriver) ProtoMessage() {}
 
 func (x *CSINodeDriver) ProtoReflect() protoreflect.Message {
-	mi := &file_schedsvc_v1_schedule_proto_msgTypes[81]
+	mi := &file_schedsvc_v1_schedule_proto_msgTypes[82]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6260,7 +6370,7 @@ func (x *CSINodeDriver) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CSINodeDriver.ProtoReflect.Descriptor instead.
 func (*CSINodeDriver) Descriptor() ([]byte, []int) {
-	return file_schedsvc_v1_schedule_proto_rawDescGZIP(), []int{81}
+	return file_schedsvc_v1_schedule_proto_rawDescGZIP(), []int{82}
 }
 
 func (x *CSINodeDriver) GetName() string {
@@ -6289,7 +6399,7 @@ type CSINode struct {
 
 func (x *CSINode) Reset() {
 	*x = CSINode{}
-	mi := &file_schedsvc_v1_schedule_proto_msgTypes[82]
+	mi := &file_schedsvc_v1_schedule_proto_msgTypes[83]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6301,7 +6411,7 @@ func (x *CSINode) String() string {
 func (*CSINode) ProtoMessage() {}
 
 func (x *CSINode) ProtoReflect() protoreflect.Message {
-	mi := &file_schedsvc_v1_schedule_proto_msgTypes[82]
+	mi := &file_schedsvc_v1_schedule_proto_msgTypes[83]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6314,7 +6424,7 @@ func (x *CSINode) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CSINode.ProtoReflect.Descriptor instead.
 func (*CSINode) Descriptor() ([]byte, []int) {
-	return file_schedsvc_v1_schedule_proto_rawDescGZIP(), []int{82}
+	return file_schedsvc_v1_schedule_proto_rawDescGZIP(), []int{83}
 }
 
 func (x *CSINode) GetName() string {
@@ -6350,7 +6460,7 @@ type CSIDriver struct {
 
 func (x *CSIDriver) Reset() {
 	*x = CSIDriver{}
-	mi := &file_schedsvc_v1_schedule_proto_msgTypes[83]
+	mi := &file_schedsvc_v1_schedule_proto_msgTypes[84]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6362,7 +6472,7 @@ func (x *CSIDriver) String() string {
 func (*CSIDriver) ProtoMessage() {}
 
 func (x *CSIDriver) ProtoReflect() protoreflect.Message {
-	mi := &file_schedsvc_v1_schedule_proto_msgTypes[83]
+	mi := &file_schedsvc_v1_schedule_proto_msgTypes[84]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6375,7 +6485,7 @@ func (x *CSIDriver) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CSIDriver.ProtoReflect.Descriptor instead.
 func (*CSIDriver) Descriptor() ([]byte, []int) {
-	return file_schedsvc_v1_schedule_proto_rawDescGZIP(), []int{83}
+	return file_schedsvc_v1_schedule_proto_rawDescGZIP(), []int{84}
 }
 
 func (x *CSIDriver) GetName() string {
@@ -6414,7 +6524,7 @@ type CSIStorageCapacity struct {
 
 func (x *CSIStorageCapacity) Reset() {
 	*x = CSIStorageCapacity{}
-	mi := &file_schedsvc_v1_schedule_proto_msgTypes[84]
+	mi := &file_schedsvc_v1_schedule_proto_msgTypes[85]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6426,7 +6536,7 @@ func (x *CSIStorageCapacity) String() string {
 func (*CSIStorageCapacity) ProtoMessage() {}
 
 func (x *CSIStorageCapacity) ProtoReflect() protoreflect.Message {
-	mi := &file_schedsvc_v1_schedule_proto_msgTypes[84]
+	mi := &file_schedsvc_v1_schedule_proto_msgTypes[85]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6439,7 +6549,7 @@ func (x *CSIStorageCapacity) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CSIStorageCapacity.ProtoReflect.Descriptor instead.
 func (*CSIStorageCapacity) Descriptor() ([]byte, []int) {
-	return file_schedsvc_v1_schedule_proto_rawDescGZIP(), []int{84}
+	return file_schedsvc_v1_schedule_proto_rawDescGZIP(), []int{85}
 }
 
 func (x *CSIStorageCapacity) GetName() string {
@@ -6497,7 +6607,7 @@ type VolumeAttachment struct {
 
 func (x *VolumeAttachment) Reset() {
 	*x = VolumeAttachment{}
-	mi := &file_schedsvc_v1_schedule_proto_msgTypes[85]
+	mi := &file_schedsvc_v1_schedule_proto_msgTypes[86]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6509,7 +6619,7 @@ func (x *VolumeAttachment) String() string {
 func (*VolumeAttachment) ProtoMessage() {}
 
 func (x *VolumeAttachment) ProtoReflect() protoreflect.Message {
-	mi := &file_schedsvc_v1_schedule_proto_msgTypes[85]
+	mi := &file_schedsvc_v1_schedule_proto_msgTypes[86]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6522,7 +6632,7 @@ func (x *VolumeAttachment) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use VolumeAttachment.ProtoReflect.Descriptor instead.
 func (*VolumeAttachment) Descriptor() ([]byte, []int) {
-	return file_schedsvc_v1_schedule_proto_rawDescGZIP(), []int{85}
+	return file_schedsvc_v1_schedule_proto_rawDescGZIP(), []int{86}
 }
 
 func (x *VolumeAttachment) GetName() string {
@@ -6563,7 +6673,7 @@ type SimulateRequest struct {
 
 func (x *SimulateRequest) Reset() {
 	*x = SimulateRequest{}
-	mi := &file_schedsvc_v1_schedule_proto_msgTypes[86]
+	mi := &file_schedsvc_v1_schedule_proto_msgTypes[87]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6575,7 +6685,7 @@ func (x *SimulateRequest) String() string {
 func (*SimulateRequest) ProtoMessage() {}
 
 func (x *SimulateRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_schedsvc_v1_schedule_proto_msgTypes[86]
+	mi := &file_schedsvc_v1_schedule_proto_msgTypes[87]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6588,7 +6698,7 @@ func (x *SimulateRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SimulateRequest.ProtoReflect.Descriptor instead.
 func (*SimulateRequest) Descriptor() ([]byte, []int) {
-	return file_schedsvc_v1_schedule_proto_rawDescGZIP(), []int{86}
+	return file_schedsvc_v1_schedule_proto_rawDescGZIP(), []int{87}
 }
 
 func (x *SimulateRequest) GetCluster() string {
@@ -6623,7 +6733,7 @@ type SimulationStep struct {
 
 func (x *SimulationStep) Reset() {
 	*x = SimulationStep{}
-	mi := &file_schedsvc_v1_schedule_proto_msgTypes[87]
+	mi := &file_schedsvc_v1_schedule_proto_msgTypes[88]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6635,7 +6745,7 @@ func (x *SimulationStep) String() string {
 func (*SimulationStep) ProtoMessage() {}
 
 func (x *SimulationStep) ProtoReflect() protoreflect.Message {
-	mi := &file_schedsvc_v1_schedule_proto_msgTypes[87]
+	mi := &file_schedsvc_v1_schedule_proto_msgTypes[88]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6648,7 +6758,7 @@ func (x *SimulationStep) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SimulationStep.ProtoReflect.Descriptor instead.
 func (*SimulationStep) Descriptor() ([]byte, []int) {
-	return file_schedsvc_v1_schedule_proto_rawDescGZIP(), []int{87}
+	return file_schedsvc_v1_schedule_proto_rawDescGZIP(), []int{88}
 }
 
 func (x *SimulationStep) GetStep() isSimulationStep_Step {
@@ -6779,7 +6889,7 @@ type AddNodesStep struct {
 
 func (x *AddNodesStep) Reset() {
 	*x = AddNodesStep{}
-	mi := &file_schedsvc_v1_schedule_proto_msgTypes[88]
+	mi := &file_schedsvc_v1_schedule_proto_msgTypes[89]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6791,7 +6901,7 @@ func (x *AddNodesStep) String() string {
 func (*AddNodesStep) ProtoMessage() {}
 
 func (x *AddNodesStep) ProtoReflect() protoreflect.Message {
-	mi := &file_schedsvc_v1_schedule_proto_msgTypes[88]
+	mi := &file_schedsvc_v1_schedule_proto_msgTypes[89]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6804,7 +6914,7 @@ func (x *AddNodesStep) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AddNodesStep.ProtoReflect.Descriptor instead.
 func (*AddNodesStep) Descriptor() ([]byte, []int) {
-	return file_schedsvc_v1_schedule_proto_rawDescGZIP(), []int{88}
+	return file_schedsvc_v1_schedule_proto_rawDescGZIP(), []int{89}
 }
 
 func (x *AddNodesStep) GetTemplate() *Node {
@@ -6831,7 +6941,7 @@ type RemoveNodesStep struct {
 
 func (x *RemoveNodesStep) Reset() {
 	*x = RemoveNodesStep{}
-	mi := &file_schedsvc_v1_schedule_proto_msgTypes[89]
+	mi := &file_schedsvc_v1_schedule_proto_msgTypes[90]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6843,7 +6953,7 @@ func (x *RemoveNodesStep) String() string {
 func (*RemoveNodesStep) ProtoMessage() {}
 
 func (x *RemoveNodesStep) ProtoReflect() protoreflect.Message {
-	mi := &file_schedsvc_v1_schedule_proto_msgTypes[89]
+	mi := &file_schedsvc_v1_schedule_proto_msgTypes[90]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6856,7 +6966,7 @@ func (x *RemoveNodesStep) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RemoveNodesStep.ProtoReflect.Descriptor instead.
 func (*RemoveNodesStep) Descriptor() ([]byte, []int) {
-	return file_schedsvc_v1_schedule_proto_rawDescGZIP(), []int{89}
+	return file_schedsvc_v1_schedule_proto_rawDescGZIP(), []int{90}
 }
 
 func (x *RemoveNodesStep) GetNames() []string {
@@ -6878,7 +6988,7 @@ type ScheduleStep struct {
 
 func (x *ScheduleStep) Reset() {
 	*x = ScheduleStep{}
-	mi := &file_schedsvc_v1_schedule_proto_msgTypes[90]
+	mi := &file_schedsvc_v1_schedule_proto_msgTypes[91]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6890,7 +7000,7 @@ func (x *ScheduleStep) String() string {
 func (*ScheduleStep) ProtoMessage() {}
 
 func (x *ScheduleStep) ProtoReflect() protoreflect.Message {
-	mi := &file_schedsvc_v1_schedule_proto_msgTypes[90]
+	mi := &file_schedsvc_v1_schedule_proto_msgTypes[91]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6903,7 +7013,7 @@ func (x *ScheduleStep) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ScheduleStep.ProtoReflect.Descriptor instead.
 func (*ScheduleStep) Descriptor() ([]byte, []int) {
-	return file_schedsvc_v1_schedule_proto_rawDescGZIP(), []int{90}
+	return file_schedsvc_v1_schedule_proto_rawDescGZIP(), []int{91}
 }
 
 func (x *ScheduleStep) GetPods() []*Pod {
@@ -6932,7 +7042,7 @@ type FillStep struct {
 
 func (x *FillStep) Reset() {
 	*x = FillStep{}
-	mi := &file_schedsvc_v1_schedule_proto_msgTypes[91]
+	mi := &file_schedsvc_v1_schedule_proto_msgTypes[92]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6944,7 +7054,7 @@ func (x *FillStep) String() string {
 func (*FillStep) ProtoMessage() {}
 
 func (x *FillStep) ProtoReflect() protoreflect.Message {
-	mi := &file_schedsvc_v1_schedule_proto_msgTypes[91]
+	mi := &file_schedsvc_v1_schedule_proto_msgTypes[92]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6957,7 +7067,7 @@ func (x *FillStep) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FillStep.ProtoReflect.Descriptor instead.
 func (*FillStep) Descriptor() ([]byte, []int) {
-	return file_schedsvc_v1_schedule_proto_rawDescGZIP(), []int{91}
+	return file_schedsvc_v1_schedule_proto_rawDescGZIP(), []int{92}
 }
 
 func (x *FillStep) GetTemplate() *Pod {
@@ -6986,7 +7096,7 @@ type DrainStep struct {
 
 func (x *DrainStep) Reset() {
 	*x = DrainStep{}
-	mi := &file_schedsvc_v1_schedule_proto_msgTypes[92]
+	mi := &file_schedsvc_v1_schedule_proto_msgTypes[93]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6998,7 +7108,7 @@ func (x *DrainStep) String() string {
 func (*DrainStep) ProtoMessage() {}
 
 func (x *DrainStep) ProtoReflect() protoreflect.Message {
-	mi := &file_schedsvc_v1_schedule_proto_msgTypes[92]
+	mi := &file_schedsvc_v1_schedule_proto_msgTypes[93]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7011,7 +7121,7 @@ func (x *DrainStep) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DrainStep.ProtoReflect.Descriptor instead.
 func (*DrainStep) Descriptor() ([]byte, []int) {
-	return file_schedsvc_v1_schedule_proto_rawDescGZIP(), []int{92}
+	return file_schedsvc_v1_schedule_proto_rawDescGZIP(), []int{93}
 }
 
 func (x *DrainStep) GetNodeNames() []string {
@@ -7034,7 +7144,7 @@ type ScaleUpStep struct {
 
 func (x *ScaleUpStep) Reset() {
 	*x = ScaleUpStep{}
-	mi := &file_schedsvc_v1_schedule_proto_msgTypes[93]
+	mi := &file_schedsvc_v1_schedule_proto_msgTypes[94]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7046,7 +7156,7 @@ func (x *ScaleUpStep) String() string {
 func (*ScaleUpStep) ProtoMessage() {}
 
 func (x *ScaleUpStep) ProtoReflect() protoreflect.Message {
-	mi := &file_schedsvc_v1_schedule_proto_msgTypes[93]
+	mi := &file_schedsvc_v1_schedule_proto_msgTypes[94]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7059,7 +7169,7 @@ func (x *ScaleUpStep) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ScaleUpStep.ProtoReflect.Descriptor instead.
 func (*ScaleUpStep) Descriptor() ([]byte, []int) {
-	return file_schedsvc_v1_schedule_proto_rawDescGZIP(), []int{93}
+	return file_schedsvc_v1_schedule_proto_rawDescGZIP(), []int{94}
 }
 
 func (x *ScaleUpStep) GetPods() []*Pod {
@@ -7093,7 +7203,7 @@ type ExplainStep struct {
 
 func (x *ExplainStep) Reset() {
 	*x = ExplainStep{}
-	mi := &file_schedsvc_v1_schedule_proto_msgTypes[94]
+	mi := &file_schedsvc_v1_schedule_proto_msgTypes[95]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7105,7 +7215,7 @@ func (x *ExplainStep) String() string {
 func (*ExplainStep) ProtoMessage() {}
 
 func (x *ExplainStep) ProtoReflect() protoreflect.Message {
-	mi := &file_schedsvc_v1_schedule_proto_msgTypes[94]
+	mi := &file_schedsvc_v1_schedule_proto_msgTypes[95]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7118,7 +7228,7 @@ func (x *ExplainStep) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExplainStep.ProtoReflect.Descriptor instead.
 func (*ExplainStep) Descriptor() ([]byte, []int) {
-	return file_schedsvc_v1_schedule_proto_rawDescGZIP(), []int{94}
+	return file_schedsvc_v1_schedule_proto_rawDescGZIP(), []int{95}
 }
 
 func (x *ExplainStep) GetPod() *Pod {
@@ -7141,7 +7251,7 @@ type SimulateResponse struct {
 
 func (x *SimulateResponse) Reset() {
 	*x = SimulateResponse{}
-	mi := &file_schedsvc_v1_schedule_proto_msgTypes[95]
+	mi := &file_schedsvc_v1_schedule_proto_msgTypes[96]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7153,7 +7263,7 @@ func (x *SimulateResponse) String() string {
 func (*SimulateResponse) ProtoMessage() {}
 
 func (x *SimulateResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_schedsvc_v1_schedule_proto_msgTypes[95]
+	mi := &file_schedsvc_v1_schedule_proto_msgTypes[96]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7166,7 +7276,7 @@ func (x *SimulateResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SimulateResponse.ProtoReflect.Descriptor instead.
 func (*SimulateResponse) Descriptor() ([]byte, []int) {
-	return file_schedsvc_v1_schedule_proto_rawDescGZIP(), []int{95}
+	return file_schedsvc_v1_schedule_proto_rawDescGZIP(), []int{96}
 }
 
 func (x *SimulateResponse) GetResults() []*SimulationStepResult {
@@ -7222,7 +7332,7 @@ type SimulationStepResult struct {
 
 func (x *SimulationStepResult) Reset() {
 	*x = SimulationStepResult{}
-	mi := &file_schedsvc_v1_schedule_proto_msgTypes[96]
+	mi := &file_schedsvc_v1_schedule_proto_msgTypes[97]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7234,7 +7344,7 @@ func (x *SimulationStepResult) String() string {
 func (*SimulationStepResult) ProtoMessage() {}
 
 func (x *SimulationStepResult) ProtoReflect() protoreflect.Message {
-	mi := &file_schedsvc_v1_schedule_proto_msgTypes[96]
+	mi := &file_schedsvc_v1_schedule_proto_msgTypes[97]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7247,7 +7357,7 @@ func (x *SimulationStepResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SimulationStepResult.ProtoReflect.Descriptor instead.
 func (*SimulationStepResult) Descriptor() ([]byte, []int) {
-	return file_schedsvc_v1_schedule_proto_rawDescGZIP(), []int{96}
+	return file_schedsvc_v1_schedule_proto_rawDescGZIP(), []int{97}
 }
 
 func (x *SimulationStepResult) GetResult() isSimulationStepResult_Result {
@@ -7375,7 +7485,7 @@ type AddNodesResult struct {
 
 func (x *AddNodesResult) Reset() {
 	*x = AddNodesResult{}
-	mi := &file_schedsvc_v1_schedule_proto_msgTypes[97]
+	mi := &file_schedsvc_v1_schedule_proto_msgTypes[98]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7387,7 +7497,7 @@ func (x *AddNodesResult) String() string {
 func (*AddNodesResult) ProtoMessage() {}
 
 func (x *AddNodesResult) ProtoReflect() protoreflect.Message {
-	mi := &file_schedsvc_v1_schedule_proto_msgTypes[97]
+	mi := &file_schedsvc_v1_schedule_proto_msgTypes[98]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7400,7 +7510,7 @@ func (x *AddNodesResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AddNodesResult.ProtoReflect.Descriptor instead.
 func (*AddNodesResult) Descriptor() ([]byte, []int) {
-	return file_schedsvc_v1_schedule_proto_rawDescGZIP(), []int{97}
+	return file_schedsvc_v1_schedule_proto_rawDescGZIP(), []int{98}
 }
 
 func (x *AddNodesResult) GetNodeNames() []string {
@@ -7419,7 +7529,7 @@ type RemoveNodesResult struct {
 
 func (x *RemoveNodesResult) Reset() {
 	*x = RemoveNodesResult{}
-	mi := &file_schedsvc_v1_schedule_proto_msgTypes[98]
+	mi := &file_schedsvc_v1_schedule_proto_msgTypes[99]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7431,7 +7541,7 @@ func (x *RemoveNodesResult) String() string {
 func (*RemoveNodesResult) ProtoMessage() {}
 
 func (x *RemoveNodesResult) ProtoReflect() protoreflect.Message {
-	mi := &file_schedsvc_v1_schedule_proto_msgTypes[98]
+	mi := &file_schedsvc_v1_schedule_proto_msgTypes[99]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7444,7 +7554,7 @@ func (x *RemoveNodesResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RemoveNodesResult.ProtoReflect.Descriptor instead.
 func (*RemoveNodesResult) Descriptor() ([]byte, []int) {
-	return file_schedsvc_v1_schedule_proto_rawDescGZIP(), []int{98}
+	return file_schedsvc_v1_schedule_proto_rawDescGZIP(), []int{99}
 }
 
 func (x *RemoveNodesResult) GetRemovedPodUids() []string {
@@ -7464,7 +7574,7 @@ type ScheduleStepResult struct {
 
 func (x *ScheduleStepResult) Reset() {
 	*x = ScheduleStepResult{}
-	mi := &file_schedsvc_v1_schedule_proto_msgTypes[99]
+	mi := &file_schedsvc_v1_schedule_proto_msgTypes[100]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7476,7 +7586,7 @@ func (x *ScheduleStepResult) String() string {
 func (*ScheduleStepResult) ProtoMessage() {}
 
 func (x *ScheduleStepResult) ProtoReflect() protoreflect.Message {
-	mi := &file_schedsvc_v1_schedule_proto_msgTypes[99]
+	mi := &file_schedsvc_v1_schedule_proto_msgTypes[100]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7489,7 +7599,7 @@ func (x *ScheduleStepResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ScheduleStepResult.ProtoReflect.Descriptor instead.
 func (*ScheduleStepResult) Descriptor() ([]byte, []int) {
-	return file_schedsvc_v1_schedule_proto_rawDescGZIP(), []int{99}
+	return file_schedsvc_v1_schedule_proto_rawDescGZIP(), []int{100}
 }
 
 func (x *ScheduleStepResult) GetPlacements() []*Placement {
@@ -7518,7 +7628,7 @@ type FillResult struct {
 
 func (x *FillResult) Reset() {
 	*x = FillResult{}
-	mi := &file_schedsvc_v1_schedule_proto_msgTypes[100]
+	mi := &file_schedsvc_v1_schedule_proto_msgTypes[101]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7530,7 +7640,7 @@ func (x *FillResult) String() string {
 func (*FillResult) ProtoMessage() {}
 
 func (x *FillResult) ProtoReflect() protoreflect.Message {
-	mi := &file_schedsvc_v1_schedule_proto_msgTypes[100]
+	mi := &file_schedsvc_v1_schedule_proto_msgTypes[101]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7543,7 +7653,7 @@ func (x *FillResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FillResult.ProtoReflect.Descriptor instead.
 func (*FillResult) Descriptor() ([]byte, []int) {
-	return file_schedsvc_v1_schedule_proto_rawDescGZIP(), []int{100}
+	return file_schedsvc_v1_schedule_proto_rawDescGZIP(), []int{101}
 }
 
 func (x *FillResult) GetPlaced() int32 {
@@ -7576,7 +7686,7 @@ type DrainResult struct {
 
 func (x *DrainResult) Reset() {
 	*x = DrainResult{}
-	mi := &file_schedsvc_v1_schedule_proto_msgTypes[101]
+	mi := &file_schedsvc_v1_schedule_proto_msgTypes[102]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7588,7 +7698,7 @@ func (x *DrainResult) String() string {
 func (*DrainResult) ProtoMessage() {}
 
 func (x *DrainResult) ProtoReflect() protoreflect.Message {
-	mi := &file_schedsvc_v1_schedule_proto_msgTypes[101]
+	mi := &file_schedsvc_v1_schedule_proto_msgTypes[102]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7601,7 +7711,7 @@ func (x *DrainResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DrainResult.ProtoReflect.Descriptor instead.
 func (*DrainResult) Descriptor() ([]byte, []int) {
-	return file_schedsvc_v1_schedule_proto_rawDescGZIP(), []int{101}
+	return file_schedsvc_v1_schedule_proto_rawDescGZIP(), []int{102}
 }
 
 func (x *DrainResult) GetNodes() []*NodeDrainVerdict {
@@ -7631,7 +7741,7 @@ type NodeDrainVerdict struct {
 
 func (x *NodeDrainVerdict) Reset() {
 	*x = NodeDrainVerdict{}
-	mi := &file_schedsvc_v1_schedule_proto_msgTypes[102]
+	mi := &file_schedsvc_v1_schedule_proto_msgTypes[103]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7643,7 +7753,7 @@ func (x *NodeDrainVerdict) String() string {
 func (*NodeDrainVerdict) ProtoMessage() {}
 
 func (x *NodeDrainVerdict) ProtoReflect() protoreflect.Message {
-	mi := &file_schedsvc_v1_schedule_proto_msgTypes[102]
+	mi := &file_schedsvc_v1_schedule_proto_msgTypes[103]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7656,7 +7766,7 @@ func (x *NodeDrainVerdict) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NodeDrainVerdict.ProtoReflect.Descriptor instead.
 func (*NodeDrainVerdict) Descriptor() ([]byte, []int) {
-	return file_schedsvc_v1_schedule_proto_rawDescGZIP(), []int{102}
+	return file_schedsvc_v1_schedule_proto_rawDescGZIP(), []int{103}
 }
 
 func (x *NodeDrainVerdict) GetNodeName() string {
@@ -7732,7 +7842,7 @@ type ScaleUpResult struct {
 
 func (x *ScaleUpResult) Reset() {
 	*x = ScaleUpResult{}
-	mi := &file_schedsvc_v1_schedule_proto_msgTypes[103]
+	mi := &file_schedsvc_v1_schedule_proto_msgTypes[104]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7744,7 +7854,7 @@ func (x *ScaleUpResult) String() string {
 func (*ScaleUpResult) ProtoMessage() {}
 
 func (x *ScaleUpResult) ProtoReflect() protoreflect.Message {
-	mi := &file_schedsvc_v1_schedule_proto_msgTypes[103]
+	mi := &file_schedsvc_v1_schedule_proto_msgTypes[104]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7757,7 +7867,7 @@ func (x *ScaleUpResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ScaleUpResult.ProtoReflect.Descriptor instead.
 func (*ScaleUpResult) Descriptor() ([]byte, []int) {
-	return file_schedsvc_v1_schedule_proto_rawDescGZIP(), []int{103}
+	return file_schedsvc_v1_schedule_proto_rawDescGZIP(), []int{104}
 }
 
 func (x *ScaleUpResult) GetScheduledNow() []*Placement {
@@ -7789,7 +7899,7 @@ type TemplateEstimate struct {
 
 func (x *TemplateEstimate) Reset() {
 	*x = TemplateEstimate{}
-	mi := &file_schedsvc_v1_schedule_proto_msgTypes[104]
+	mi := &file_schedsvc_v1_schedule_proto_msgTypes[105]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7801,7 +7911,7 @@ func (x *TemplateEstimate) String() string {
 func (*TemplateEstimate) ProtoMessage() {}
 
 func (x *TemplateEstimate) ProtoReflect() protoreflect.Message {
-	mi := &file_schedsvc_v1_schedule_proto_msgTypes[104]
+	mi := &file_schedsvc_v1_schedule_proto_msgTypes[105]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7814,7 +7924,7 @@ func (x *TemplateEstimate) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TemplateEstimate.ProtoReflect.Descriptor instead.
 func (*TemplateEstimate) Descriptor() ([]byte, []int) {
-	return file_schedsvc_v1_schedule_proto_rawDescGZIP(), []int{104}
+	return file_schedsvc_v1_schedule_proto_rawDescGZIP(), []int{105}
 }
 
 func (x *TemplateEstimate) GetTemplate() string {
@@ -8221,10 +8331,11 @@ const file_schedsvc_v1_schedule_proto_rawDesc = "" +
 	"\x13priority_class_name\x18\x06 \x01(\tR\x11priorityClassName\x12\x1f\n" +
 	"\bpriority\x18\a \x01(\x05H\x00R\bpriority\x88\x01\x01\x12+\n" +
 	"\x11preemption_policy\x18\b \x01(\tR\x10preemptionPolicyB\v\n" +
-	"\t_priority\"N\n" +
+	"\t_priority\"\x8c\x01\n" +
 	"\x0eExplainRequest\x12\x18\n" +
 	"\acluster\x18\x01 \x01(\tR\acluster\x12\"\n" +
-	"\x03pod\x18\x02 \x01(\v2\x10.schedsvc.v1.PodR\x03pod\"o\n" +
+	"\x03pod\x18\x02 \x01(\v2\x10.schedsvc.v1.PodR\x03pod\x12<\n" +
+	"\x11pod_group_members\x18\x03 \x03(\v2\x10.schedsvc.v1.PodR\x0fpodGroupMembers\"o\n" +
 	"\vPluginScore\x12\x16\n" +
 	"\x06plugin\x18\x01 \x01(\tR\x06plugin\x12\x14\n" +
 	"\x05score\x18\x02 \x01(\x03R\x05score\x12\x16\n" +
@@ -8238,7 +8349,7 @@ const file_schedsvc_v1_schedule_proto_rawDesc = "" +
 	"\x06scores\x18\x05 \x03(\v2\x18.schedsvc.v1.PluginScoreR\x06scores\x12\x1f\n" +
 	"\vtotal_score\x18\x06 \x01(\x03R\n" +
 	"totalScore\x12\x12\n" +
-	"\x04code\x18\a \x01(\tR\x04code\"\x88\x02\n" +
+	"\x04code\x18\a \x01(\tR\x04code\"\x8e\x03\n" +
 	"\x0fExplainResponse\x12.\n" +
 	"\x05nodes\x18\x01 \x03(\v2\x18.schedsvc.v1.NodeVerdictR\x05nodes\x12\x1f\n" +
 	"\vchosen_node\x18\x02 \x01(\tR\n" +
@@ -8248,7 +8359,16 @@ const file_schedsvc_v1_schedule_proto_rawDesc = "" +
 	"\n" +
 	"candidates\x18d \x03(\v2 .schedsvc.v1.PreemptionCandidateR\n" +
 	"candidates\x12.\n" +
-	"\x13nominated_node_name\x18e \x01(\tR\x11nominatedNodeName\"0\n" +
+	"\x13nominated_node_name\x18e \x01(\tR\x11nominatedNodeName\x12J\n" +
+	"\x11pod_group_members\x18f \x03(\v2\x1e.schedsvc.v1.MemberExplanationR\x0fpodGroupMembers\x128\n" +
+	"\tpod_group\x18g \x01(\v2\x1b.schedsvc.v1.PodGroupResultR\bpodGroup\"\xca\x01\n" +
+	"\x11MemberExplanation\x124\n" +
+	"\tplacement\x18\x01 \x01(\v2\x16.schedsvc.v1.PlacementR\tplacement\x12\x14\n" +
+	"\x05tried\x18\x02 \x01(\bR\x05tried\x12.\n" +
+	"\x05nodes\x18\x03 \x03(\v2\x18.schedsvc.v1.NodeVerdictR\x05nodes\x12\x1f\n" +
+	"\vchosen_node\x18\x04 \x01(\tR\n" +
+	"chosenNode\x12\x18\n" +
+	"\amessage\x18\x05 \x01(\tR\amessage\"0\n" +
 	"\x14DeleteClusterRequest\x12\x18\n" +
 	"\acluster\x18\x01 \x01(\tR\acluster\"1\n" +
 	"\x15DeleteClusterResponse\x12\x18\n" +
@@ -8575,7 +8695,7 @@ func file_schedsvc_v1_schedule_proto_rawDescGZIP() []byte {
 }
 
 var file_schedsvc_v1_schedule_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_schedsvc_v1_schedule_proto_msgTypes = make([]protoimpl.MessageInfo, 126)
+var file_schedsvc_v1_schedule_proto_msgTypes = make([]protoimpl.MessageInfo, 127)
 var file_schedsvc_v1_schedule_proto_goTypes = []any{
 	(Placement_Outcome)(0),                    // 0: schedsvc.v1.Placement.Outcome
 	(PodGroupResult_Outcome)(0),               // 1: schedsvc.v1.PodGroupResult.Outcome
@@ -8634,95 +8754,96 @@ var file_schedsvc_v1_schedule_proto_goTypes = []any{
 	(*PluginScore)(nil),                       // 54: schedsvc.v1.PluginScore
 	(*NodeVerdict)(nil),                       // 55: schedsvc.v1.NodeVerdict
 	(*ExplainResponse)(nil),                   // 56: schedsvc.v1.ExplainResponse
-	(*DeleteClusterRequest)(nil),              // 57: schedsvc.v1.DeleteClusterRequest
-	(*DeleteClusterResponse)(nil),             // 58: schedsvc.v1.DeleteClusterResponse
-	(*PersistentVolumeClaimVolumeSource)(nil), // 59: schedsvc.v1.PersistentVolumeClaimVolumeSource
-	(*PersistentVolumeClaimSpec)(nil),         // 60: schedsvc.v1.PersistentVolumeClaimSpec
-	(*PersistentVolumeClaimTemplate)(nil),     // 61: schedsvc.v1.PersistentVolumeClaimTemplate
-	(*EphemeralVolumeSource)(nil),             // 62: schedsvc.v1.EphemeralVolumeSource
-	(*CSIVolumeSource)(nil),                   // 63: schedsvc.v1.CSIVolumeSource
-	(*GCEPersistentDiskVolumeSource)(nil),     // 64: schedsvc.v1.GCEPersistentDiskVolumeSource
-	(*AWSElasticBlockStoreVolumeSource)(nil),  // 65: schedsvc.v1.AWSElasticBlockStoreVolumeSource
-	(*ISCSIVolumeSource)(nil),                 // 66: schedsvc.v1.ISCSIVolumeSource
-	(*RBDVolumeSource)(nil),                   // 67: schedsvc.v1.RBDVolumeSource
-	(*AzureDiskVolumeSource)(nil),             // 68: schedsvc.v1.AzureDiskVolumeSource
-	(*CinderVolumeSource)(nil),                // 69: schedsvc.v1.CinderVolumeSource
-	(*PortworxVolumeSource)(nil),              // 70: schedsvc.v1.PortworxVolumeSource
-	(*AzureFileVolumeSource)(nil),             // 71: schedsvc.v1.AzureFileVolumeSource
-	(*VsphereVirtualDiskVolumeSource)(nil),    // 72: schedsvc.v1.VsphereVirtualDiskVolumeSource
-	(*Volume)(nil),                            // 73: schedsvc.v1.Volume
-	(*ClaimReference)(nil),                    // 74: schedsvc.v1.ClaimReference
-	(*VolumeNodeAffinity)(nil),                // 75: schedsvc.v1.VolumeNodeAffinity
-	(*CSIPersistentVolumeSource)(nil),         // 76: schedsvc.v1.CSIPersistentVolumeSource
-	(*PersistentVolume)(nil),                  // 77: schedsvc.v1.PersistentVolume
-	(*PersistentVolumeClaim)(nil),             // 78: schedsvc.v1.PersistentVolumeClaim
-	(*TopologySelectorLabelRequirement)(nil),  // 79: schedsvc.v1.TopologySelectorLabelRequirement
-	(*TopologySelectorTerm)(nil),              // 80: schedsvc.v1.TopologySelectorTerm
-	(*StorageClass)(nil),                      // 81: schedsvc.v1.StorageClass
-	(*VolumeNodeResources)(nil),               // 82: schedsvc.v1.VolumeNodeResources
-	(*CSINodeDriver)(nil),                     // 83: schedsvc.v1.CSINodeDriver
-	(*CSINode)(nil),                           // 84: schedsvc.v1.CSINode
-	(*CSIDriver)(nil),                         // 85: schedsvc.v1.CSIDriver
-	(*CSIStorageCapacity)(nil),                // 86: schedsvc.v1.CSIStorageCapacity
-	(*VolumeAttachment)(nil),                  // 87: schedsvc.v1.VolumeAttachment
-	(*SimulateRequest)(nil),                   // 88: schedsvc.v1.SimulateRequest
-	(*SimulationStep)(nil),                    // 89: schedsvc.v1.SimulationStep
-	(*AddNodesStep)(nil),                      // 90: schedsvc.v1.AddNodesStep
-	(*RemoveNodesStep)(nil),                   // 91: schedsvc.v1.RemoveNodesStep
-	(*ScheduleStep)(nil),                      // 92: schedsvc.v1.ScheduleStep
-	(*FillStep)(nil),                          // 93: schedsvc.v1.FillStep
-	(*DrainStep)(nil),                         // 94: schedsvc.v1.DrainStep
-	(*ScaleUpStep)(nil),                       // 95: schedsvc.v1.ScaleUpStep
-	(*ExplainStep)(nil),                       // 96: schedsvc.v1.ExplainStep
-	(*SimulateResponse)(nil),                  // 97: schedsvc.v1.SimulateResponse
-	(*SimulationStepResult)(nil),              // 98: schedsvc.v1.SimulationStepResult
-	(*AddNodesResult)(nil),                    // 99: schedsvc.v1.AddNodesResult
-	(*RemoveNodesResult)(nil),                 // 100: schedsvc.v1.RemoveNodesResult
-	(*ScheduleStepResult)(nil),                // 101: schedsvc.v1.ScheduleStepResult
-	(*FillResult)(nil),                        // 102: schedsvc.v1.FillResult
-	(*DrainResult)(nil),                       // 103: schedsvc.v1.DrainResult
-	(*NodeDrainVerdict)(nil),                  // 104: schedsvc.v1.NodeDrainVerdict
-	(*ScaleUpResult)(nil),                     // 105: schedsvc.v1.ScaleUpResult
-	(*TemplateEstimate)(nil),                  // 106: schedsvc.v1.TemplateEstimate
-	nil,                                       // 107: schedsvc.v1.Node.LabelsEntry
-	nil,                                       // 108: schedsvc.v1.Node.AllocatableEntry
-	nil,                                       // 109: schedsvc.v1.Namespace.LabelsEntry
-	nil,                                       // 110: schedsvc.v1.Container.RequestsEntry
-	nil,                                       // 111: schedsvc.v1.ResourceRequirements.RequestsEntry
-	nil,                                       // 112: schedsvc.v1.LabelSelector.MatchLabelsEntry
-	nil,                                       // 113: schedsvc.v1.Pod.LabelsEntry
-	nil,                                       // 114: schedsvc.v1.Pod.OverheadEntry
-	nil,                                       // 115: schedsvc.v1.Pod.NodeSelectorEntry
-	nil,                                       // 116: schedsvc.v1.Placement.ReasonsEntry
-	nil,                                       // 117: schedsvc.v1.PersistentVolumeClaimSpec.RequestsEntry
-	nil,                                       // 118: schedsvc.v1.PersistentVolumeClaimTemplate.LabelsEntry
-	nil,                                       // 119: schedsvc.v1.PersistentVolumeClaimTemplate.AnnotationsEntry
-	nil,                                       // 120: schedsvc.v1.PersistentVolume.LabelsEntry
-	nil,                                       // 121: schedsvc.v1.PersistentVolume.AnnotationsEntry
-	nil,                                       // 122: schedsvc.v1.PersistentVolume.CapacityEntry
-	nil,                                       // 123: schedsvc.v1.PersistentVolumeClaim.AnnotationsEntry
-	nil,                                       // 124: schedsvc.v1.PersistentVolumeClaim.RequestsEntry
-	nil,                                       // 125: schedsvc.v1.CSINode.AnnotationsEntry
-	nil,                                       // 126: schedsvc.v1.FillResult.PerNodeEntry
-	nil,                                       // 127: schedsvc.v1.NodeDrainVerdict.ReasonsEntry
-	(*timestamppb.Timestamp)(nil),             // 128: google.protobuf.Timestamp
+	(*MemberExplanation)(nil),                 // 57: schedsvc.v1.MemberExplanation
+	(*DeleteClusterRequest)(nil),              // 58: schedsvc.v1.DeleteClusterRequest
+	(*DeleteClusterResponse)(nil),             // 59: schedsvc.v1.DeleteClusterResponse
+	(*PersistentVolumeClaimVolumeSource)(nil), // 60: schedsvc.v1.PersistentVolumeClaimVolumeSource
+	(*PersistentVolumeClaimSpec)(nil),         // 61: schedsvc.v1.PersistentVolumeClaimSpec
+	(*PersistentVolumeClaimTemplate)(nil),     // 62: schedsvc.v1.PersistentVolumeClaimTemplate
+	(*EphemeralVolumeSource)(nil),             // 63: schedsvc.v1.EphemeralVolumeSource
+	(*CSIVolumeSource)(nil),                   // 64: schedsvc.v1.CSIVolumeSource
+	(*GCEPersistentDiskVolumeSource)(nil),     // 65: schedsvc.v1.GCEPersistentDiskVolumeSource
+	(*AWSElasticBlockStoreVolumeSource)(nil),  // 66: schedsvc.v1.AWSElasticBlockStoreVolumeSource
+	(*ISCSIVolumeSource)(nil),                 // 67: schedsvc.v1.ISCSIVolumeSource
+	(*RBDVolumeSource)(nil),                   // 68: schedsvc.v1.RBDVolumeSource
+	(*AzureDiskVolumeSource)(nil),             // 69: schedsvc.v1.AzureDiskVolumeSource
+	(*CinderVolumeSource)(nil),                // 70: schedsvc.v1.CinderVolumeSource
+	(*PortworxVolumeSource)(nil),              // 71: schedsvc.v1.PortworxVolumeSource
+	(*AzureFileVolumeSource)(nil),             // 72: schedsvc.v1.AzureFileVolumeSource
+	(*VsphereVirtualDiskVolumeSource)(nil),    // 73: schedsvc.v1.VsphereVirtualDiskVolumeSource
+	(*Volume)(nil),                            // 74: schedsvc.v1.Volume
+	(*ClaimReference)(nil),                    // 75: schedsvc.v1.ClaimReference
+	(*VolumeNodeAffinity)(nil),                // 76: schedsvc.v1.VolumeNodeAffinity
+	(*CSIPersistentVolumeSource)(nil),         // 77: schedsvc.v1.CSIPersistentVolumeSource
+	(*PersistentVolume)(nil),                  // 78: schedsvc.v1.PersistentVolume
+	(*PersistentVolumeClaim)(nil),             // 79: schedsvc.v1.PersistentVolumeClaim
+	(*TopologySelectorLabelRequirement)(nil),  // 80: schedsvc.v1.TopologySelectorLabelRequirement
+	(*TopologySelectorTerm)(nil),              // 81: schedsvc.v1.TopologySelectorTerm
+	(*StorageClass)(nil),                      // 82: schedsvc.v1.StorageClass
+	(*VolumeNodeResources)(nil),               // 83: schedsvc.v1.VolumeNodeResources
+	(*CSINodeDriver)(nil),                     // 84: schedsvc.v1.CSINodeDriver
+	(*CSINode)(nil),                           // 85: schedsvc.v1.CSINode
+	(*CSIDriver)(nil),                         // 86: schedsvc.v1.CSIDriver
+	(*CSIStorageCapacity)(nil),                // 87: schedsvc.v1.CSIStorageCapacity
+	(*VolumeAttachment)(nil),                  // 88: schedsvc.v1.VolumeAttachment
+	(*SimulateRequest)(nil),                   // 89: schedsvc.v1.SimulateRequest
+	(*SimulationStep)(nil),                    // 90: schedsvc.v1.SimulationStep
+	(*AddNodesStep)(nil),                      // 91: schedsvc.v1.AddNodesStep
+	(*RemoveNodesStep)(nil),                   // 92: schedsvc.v1.RemoveNodesStep
+	(*ScheduleStep)(nil),                      // 93: schedsvc.v1.ScheduleStep
+	(*FillStep)(nil),                          // 94: schedsvc.v1.FillStep
+	(*DrainStep)(nil),                         // 95: schedsvc.v1.DrainStep
+	(*ScaleUpStep)(nil),                       // 96: schedsvc.v1.ScaleUpStep
+	(*ExplainStep)(nil),                       // 97: schedsvc.v1.ExplainStep
+	(*SimulateResponse)(nil),                  // 98: schedsvc.v1.SimulateResponse
+	(*SimulationStepResult)(nil),              // 99: schedsvc.v1.SimulationStepResult
+	(*AddNodesResult)(nil),                    // 100: schedsvc.v1.AddNodesResult
+	(*RemoveNodesResult)(nil),                 // 101: schedsvc.v1.RemoveNodesResult
+	(*ScheduleStepResult)(nil),                // 102: schedsvc.v1.ScheduleStepResult
+	(*FillResult)(nil),                        // 103: schedsvc.v1.FillResult
+	(*DrainResult)(nil),                       // 104: schedsvc.v1.DrainResult
+	(*NodeDrainVerdict)(nil),                  // 105: schedsvc.v1.NodeDrainVerdict
+	(*ScaleUpResult)(nil),                     // 106: schedsvc.v1.ScaleUpResult
+	(*TemplateEstimate)(nil),                  // 107: schedsvc.v1.TemplateEstimate
+	nil,                                       // 108: schedsvc.v1.Node.LabelsEntry
+	nil,                                       // 109: schedsvc.v1.Node.AllocatableEntry
+	nil,                                       // 110: schedsvc.v1.Namespace.LabelsEntry
+	nil,                                       // 111: schedsvc.v1.Container.RequestsEntry
+	nil,                                       // 112: schedsvc.v1.ResourceRequirements.RequestsEntry
+	nil,                                       // 113: schedsvc.v1.LabelSelector.MatchLabelsEntry
+	nil,                                       // 114: schedsvc.v1.Pod.LabelsEntry
+	nil,                                       // 115: schedsvc.v1.Pod.OverheadEntry
+	nil,                                       // 116: schedsvc.v1.Pod.NodeSelectorEntry
+	nil,                                       // 117: schedsvc.v1.Placement.ReasonsEntry
+	nil,                                       // 118: schedsvc.v1.PersistentVolumeClaimSpec.RequestsEntry
+	nil,                                       // 119: schedsvc.v1.PersistentVolumeClaimTemplate.LabelsEntry
+	nil,                                       // 120: schedsvc.v1.PersistentVolumeClaimTemplate.AnnotationsEntry
+	nil,                                       // 121: schedsvc.v1.PersistentVolume.LabelsEntry
+	nil,                                       // 122: schedsvc.v1.PersistentVolume.AnnotationsEntry
+	nil,                                       // 123: schedsvc.v1.PersistentVolume.CapacityEntry
+	nil,                                       // 124: schedsvc.v1.PersistentVolumeClaim.AnnotationsEntry
+	nil,                                       // 125: schedsvc.v1.PersistentVolumeClaim.RequestsEntry
+	nil,                                       // 126: schedsvc.v1.CSINode.AnnotationsEntry
+	nil,                                       // 127: schedsvc.v1.FillResult.PerNodeEntry
+	nil,                                       // 128: schedsvc.v1.NodeDrainVerdict.ReasonsEntry
+	(*timestamppb.Timestamp)(nil),             // 129: google.protobuf.Timestamp
 }
 var file_schedsvc_v1_schedule_proto_depIdxs = []int32{
-	107, // 0: schedsvc.v1.Node.labels:type_name -> schedsvc.v1.Node.LabelsEntry
+	108, // 0: schedsvc.v1.Node.labels:type_name -> schedsvc.v1.Node.LabelsEntry
 	2,   // 1: schedsvc.v1.Node.taints:type_name -> schedsvc.v1.Taint
-	108, // 2: schedsvc.v1.Node.allocatable:type_name -> schedsvc.v1.Node.AllocatableEntry
+	109, // 2: schedsvc.v1.Node.allocatable:type_name -> schedsvc.v1.Node.AllocatableEntry
 	3,   // 3: schedsvc.v1.Node.images:type_name -> schedsvc.v1.ContainerImage
-	109, // 4: schedsvc.v1.Namespace.labels:type_name -> schedsvc.v1.Namespace.LabelsEntry
-	110, // 5: schedsvc.v1.Container.requests:type_name -> schedsvc.v1.Container.RequestsEntry
+	110, // 4: schedsvc.v1.Namespace.labels:type_name -> schedsvc.v1.Namespace.LabelsEntry
+	111, // 5: schedsvc.v1.Container.requests:type_name -> schedsvc.v1.Container.RequestsEntry
 	6,   // 6: schedsvc.v1.Container.ports:type_name -> schedsvc.v1.ContainerPort
-	111, // 7: schedsvc.v1.ResourceRequirements.requests:type_name -> schedsvc.v1.ResourceRequirements.RequestsEntry
+	112, // 7: schedsvc.v1.ResourceRequirements.requests:type_name -> schedsvc.v1.ResourceRequirements.RequestsEntry
 	9,   // 8: schedsvc.v1.NodeSelectorTerm.match_expressions:type_name -> schedsvc.v1.NodeSelectorRequirement
 	9,   // 9: schedsvc.v1.NodeSelectorTerm.match_fields:type_name -> schedsvc.v1.NodeSelectorRequirement
 	10,  // 10: schedsvc.v1.NodeSelector.node_selector_terms:type_name -> schedsvc.v1.NodeSelectorTerm
 	10,  // 11: schedsvc.v1.PreferredSchedulingTerm.preference:type_name -> schedsvc.v1.NodeSelectorTerm
 	11,  // 12: schedsvc.v1.NodeAffinity.required_during_scheduling_ignored_during_execution:type_name -> schedsvc.v1.NodeSelector
 	12,  // 13: schedsvc.v1.NodeAffinity.preferred_during_scheduling_ignored_during_execution:type_name -> schedsvc.v1.PreferredSchedulingTerm
-	112, // 14: schedsvc.v1.LabelSelector.match_labels:type_name -> schedsvc.v1.LabelSelector.MatchLabelsEntry
+	113, // 14: schedsvc.v1.LabelSelector.match_labels:type_name -> schedsvc.v1.LabelSelector.MatchLabelsEntry
 	14,  // 15: schedsvc.v1.LabelSelector.match_expressions:type_name -> schedsvc.v1.LabelSelectorRequirement
 	15,  // 16: schedsvc.v1.PodAffinityTerm.label_selector:type_name -> schedsvc.v1.LabelSelector
 	15,  // 17: schedsvc.v1.PodAffinityTerm.namespace_selector:type_name -> schedsvc.v1.LabelSelector
@@ -8733,18 +8854,18 @@ var file_schedsvc_v1_schedule_proto_depIdxs = []int32{
 	18,  // 22: schedsvc.v1.Affinity.pod_affinity:type_name -> schedsvc.v1.PodAffinity
 	18,  // 23: schedsvc.v1.Affinity.pod_anti_affinity:type_name -> schedsvc.v1.PodAffinity
 	15,  // 24: schedsvc.v1.TopologySpreadConstraint.label_selector:type_name -> schedsvc.v1.LabelSelector
-	113, // 25: schedsvc.v1.Pod.labels:type_name -> schedsvc.v1.Pod.LabelsEntry
+	114, // 25: schedsvc.v1.Pod.labels:type_name -> schedsvc.v1.Pod.LabelsEntry
 	7,   // 26: schedsvc.v1.Pod.containers:type_name -> schedsvc.v1.Container
 	7,   // 27: schedsvc.v1.Pod.init_containers:type_name -> schedsvc.v1.Container
-	114, // 28: schedsvc.v1.Pod.overhead:type_name -> schedsvc.v1.Pod.OverheadEntry
-	115, // 29: schedsvc.v1.Pod.node_selector:type_name -> schedsvc.v1.Pod.NodeSelectorEntry
+	115, // 28: schedsvc.v1.Pod.overhead:type_name -> schedsvc.v1.Pod.OverheadEntry
+	116, // 29: schedsvc.v1.Pod.node_selector:type_name -> schedsvc.v1.Pod.NodeSelectorEntry
 	19,  // 30: schedsvc.v1.Pod.affinity:type_name -> schedsvc.v1.Affinity
 	20,  // 31: schedsvc.v1.Pod.tolerations:type_name -> schedsvc.v1.Toleration
 	21,  // 32: schedsvc.v1.Pod.topology_spread_constraints:type_name -> schedsvc.v1.TopologySpreadConstraint
 	15,  // 33: schedsvc.v1.Pod.default_selector:type_name -> schedsvc.v1.LabelSelector
 	8,   // 34: schedsvc.v1.Pod.resources:type_name -> schedsvc.v1.ResourceRequirements
-	128, // 35: schedsvc.v1.Pod.start_time:type_name -> google.protobuf.Timestamp
-	73,  // 36: schedsvc.v1.Pod.volumes:type_name -> schedsvc.v1.Volume
+	129, // 35: schedsvc.v1.Pod.start_time:type_name -> google.protobuf.Timestamp
+	74,  // 36: schedsvc.v1.Pod.volumes:type_name -> schedsvc.v1.Volume
 	24,  // 37: schedsvc.v1.Pod.disruption:type_name -> schedsvc.v1.PodDisruption
 	23,  // 38: schedsvc.v1.Pod.scheduling_group:type_name -> schedsvc.v1.PodSchedulingGroup
 	15,  // 39: schedsvc.v1.PodDisruptionBudget.selector:type_name -> schedsvc.v1.LabelSelector
@@ -8752,18 +8873,18 @@ var file_schedsvc_v1_schedule_proto_depIdxs = []int32{
 	22,  // 41: schedsvc.v1.UpdateSnapshotRequest.upsert_pods:type_name -> schedsvc.v1.Pod
 	5,   // 42: schedsvc.v1.UpdateSnapshotRequest.upsert_namespaces:type_name -> schedsvc.v1.Namespace
 	25,  // 43: schedsvc.v1.UpdateSnapshotRequest.upsert_pod_disruption_budgets:type_name -> schedsvc.v1.PodDisruptionBudget
-	77,  // 44: schedsvc.v1.UpdateSnapshotRequest.upsert_persistent_volumes:type_name -> schedsvc.v1.PersistentVolume
-	78,  // 45: schedsvc.v1.UpdateSnapshotRequest.upsert_persistent_volume_claims:type_name -> schedsvc.v1.PersistentVolumeClaim
-	81,  // 46: schedsvc.v1.UpdateSnapshotRequest.upsert_storage_classes:type_name -> schedsvc.v1.StorageClass
-	84,  // 47: schedsvc.v1.UpdateSnapshotRequest.upsert_csi_nodes:type_name -> schedsvc.v1.CSINode
-	85,  // 48: schedsvc.v1.UpdateSnapshotRequest.upsert_csi_drivers:type_name -> schedsvc.v1.CSIDriver
-	86,  // 49: schedsvc.v1.UpdateSnapshotRequest.upsert_csi_storage_capacities:type_name -> schedsvc.v1.CSIStorageCapacity
-	87,  // 50: schedsvc.v1.UpdateSnapshotRequest.upsert_volume_attachments:type_name -> schedsvc.v1.VolumeAttachment
+	78,  // 44: schedsvc.v1.UpdateSnapshotRequest.upsert_persistent_volumes:type_name -> schedsvc.v1.PersistentVolume
+	79,  // 45: schedsvc.v1.UpdateSnapshotRequest.upsert_persistent_volume_claims:type_name -> schedsvc.v1.PersistentVolumeClaim
+	82,  // 46: schedsvc.v1.UpdateSnapshotRequest.upsert_storage_classes:type_name -> schedsvc.v1.StorageClass
+	85,  // 47: schedsvc.v1.UpdateSnapshotRequest.upsert_csi_nodes:type_name -> schedsvc.v1.CSINode
+	86,  // 48: schedsvc.v1.UpdateSnapshotRequest.upsert_csi_drivers:type_name -> schedsvc.v1.CSIDriver
+	87,  // 49: schedsvc.v1.UpdateSnapshotRequest.upsert_csi_storage_capacities:type_name -> schedsvc.v1.CSIStorageCapacity
+	88,  // 50: schedsvc.v1.UpdateSnapshotRequest.upsert_volume_attachments:type_name -> schedsvc.v1.VolumeAttachment
 	36,  // 51: schedsvc.v1.UpdateSnapshotRequest.upsert_pod_groups:type_name -> schedsvc.v1.PodGroup
 	49,  // 52: schedsvc.v1.UpdateSnapshotRequest.upsert_workloads:type_name -> schedsvc.v1.Workload
 	22,  // 53: schedsvc.v1.ScheduleRequest.pods:type_name -> schedsvc.v1.Pod
 	0,   // 54: schedsvc.v1.Placement.outcome:type_name -> schedsvc.v1.Placement.Outcome
-	116, // 55: schedsvc.v1.Placement.reasons:type_name -> schedsvc.v1.Placement.ReasonsEntry
+	117, // 55: schedsvc.v1.Placement.reasons:type_name -> schedsvc.v1.Placement.ReasonsEntry
 	31,  // 56: schedsvc.v1.Placement.victims:type_name -> schedsvc.v1.Victim
 	30,  // 57: schedsvc.v1.Placement.volume_bindings:type_name -> schedsvc.v1.VolumeBinding
 	31,  // 58: schedsvc.v1.PreemptionCandidate.victims:type_name -> schedsvc.v1.Victim
@@ -8793,101 +8914,106 @@ var file_schedsvc_v1_schedule_proto_depIdxs = []int32{
 	45,  // 82: schedsvc.v1.PodGroupTemplate.resource_claims:type_name -> schedsvc.v1.PodGroupResourceClaim
 	46,  // 83: schedsvc.v1.PodGroupTemplate.disruption_mode:type_name -> schedsvc.v1.DisruptionMode
 	22,  // 84: schedsvc.v1.ExplainRequest.pod:type_name -> schedsvc.v1.Pod
-	54,  // 85: schedsvc.v1.NodeVerdict.scores:type_name -> schedsvc.v1.PluginScore
-	55,  // 86: schedsvc.v1.ExplainResponse.nodes:type_name -> schedsvc.v1.NodeVerdict
-	32,  // 87: schedsvc.v1.ExplainResponse.candidates:type_name -> schedsvc.v1.PreemptionCandidate
-	15,  // 88: schedsvc.v1.PersistentVolumeClaimSpec.selector:type_name -> schedsvc.v1.LabelSelector
-	117, // 89: schedsvc.v1.PersistentVolumeClaimSpec.requests:type_name -> schedsvc.v1.PersistentVolumeClaimSpec.RequestsEntry
-	118, // 90: schedsvc.v1.PersistentVolumeClaimTemplate.labels:type_name -> schedsvc.v1.PersistentVolumeClaimTemplate.LabelsEntry
-	119, // 91: schedsvc.v1.PersistentVolumeClaimTemplate.annotations:type_name -> schedsvc.v1.PersistentVolumeClaimTemplate.AnnotationsEntry
-	60,  // 92: schedsvc.v1.PersistentVolumeClaimTemplate.spec:type_name -> schedsvc.v1.PersistentVolumeClaimSpec
-	61,  // 93: schedsvc.v1.EphemeralVolumeSource.volume_claim_template:type_name -> schedsvc.v1.PersistentVolumeClaimTemplate
-	59,  // 94: schedsvc.v1.Volume.persistent_volume_claim:type_name -> schedsvc.v1.PersistentVolumeClaimVolumeSource
-	62,  // 95: schedsvc.v1.Volume.ephemeral:type_name -> schedsvc.v1.EphemeralVolumeSource
-	63,  // 96: schedsvc.v1.Volume.csi:type_name -> schedsvc.v1.CSIVolumeSource
-	64,  // 97: schedsvc.v1.Volume.gce_persistent_disk:type_name -> schedsvc.v1.GCEPersistentDiskVolumeSource
-	65,  // 98: schedsvc.v1.Volume.aws_elastic_block_store:type_name -> schedsvc.v1.AWSElasticBlockStoreVolumeSource
-	66,  // 99: schedsvc.v1.Volume.iscsi:type_name -> schedsvc.v1.ISCSIVolumeSource
-	67,  // 100: schedsvc.v1.Volume.rbd:type_name -> schedsvc.v1.RBDVolumeSource
-	68,  // 101: schedsvc.v1.Volume.azure_disk:type_name -> schedsvc.v1.AzureDiskVolumeSource
-	69,  // 102: schedsvc.v1.Volume.cinder:type_name -> schedsvc.v1.CinderVolumeSource
-	70,  // 103: schedsvc.v1.Volume.portworx_volume:type_name -> schedsvc.v1.PortworxVolumeSource
-	71,  // 104: schedsvc.v1.Volume.azure_file:type_name -> schedsvc.v1.AzureFileVolumeSource
-	72,  // 105: schedsvc.v1.Volume.vsphere_volume:type_name -> schedsvc.v1.VsphereVirtualDiskVolumeSource
-	11,  // 106: schedsvc.v1.VolumeNodeAffinity.required:type_name -> schedsvc.v1.NodeSelector
-	120, // 107: schedsvc.v1.PersistentVolume.labels:type_name -> schedsvc.v1.PersistentVolume.LabelsEntry
-	121, // 108: schedsvc.v1.PersistentVolume.annotations:type_name -> schedsvc.v1.PersistentVolume.AnnotationsEntry
-	122, // 109: schedsvc.v1.PersistentVolume.capacity:type_name -> schedsvc.v1.PersistentVolume.CapacityEntry
-	75,  // 110: schedsvc.v1.PersistentVolume.node_affinity:type_name -> schedsvc.v1.VolumeNodeAffinity
-	74,  // 111: schedsvc.v1.PersistentVolume.claim_ref:type_name -> schedsvc.v1.ClaimReference
-	76,  // 112: schedsvc.v1.PersistentVolume.csi:type_name -> schedsvc.v1.CSIPersistentVolumeSource
-	64,  // 113: schedsvc.v1.PersistentVolume.gce_persistent_disk:type_name -> schedsvc.v1.GCEPersistentDiskVolumeSource
-	65,  // 114: schedsvc.v1.PersistentVolume.aws_elastic_block_store:type_name -> schedsvc.v1.AWSElasticBlockStoreVolumeSource
-	66,  // 115: schedsvc.v1.PersistentVolume.iscsi:type_name -> schedsvc.v1.ISCSIVolumeSource
-	67,  // 116: schedsvc.v1.PersistentVolume.rbd:type_name -> schedsvc.v1.RBDVolumeSource
-	68,  // 117: schedsvc.v1.PersistentVolume.azure_disk:type_name -> schedsvc.v1.AzureDiskVolumeSource
-	69,  // 118: schedsvc.v1.PersistentVolume.cinder:type_name -> schedsvc.v1.CinderVolumeSource
-	70,  // 119: schedsvc.v1.PersistentVolume.portworx_volume:type_name -> schedsvc.v1.PortworxVolumeSource
-	71,  // 120: schedsvc.v1.PersistentVolume.azure_file:type_name -> schedsvc.v1.AzureFileVolumeSource
-	72,  // 121: schedsvc.v1.PersistentVolume.vsphere_volume:type_name -> schedsvc.v1.VsphereVirtualDiskVolumeSource
-	123, // 122: schedsvc.v1.PersistentVolumeClaim.annotations:type_name -> schedsvc.v1.PersistentVolumeClaim.AnnotationsEntry
-	15,  // 123: schedsvc.v1.PersistentVolumeClaim.selector:type_name -> schedsvc.v1.LabelSelector
-	124, // 124: schedsvc.v1.PersistentVolumeClaim.requests:type_name -> schedsvc.v1.PersistentVolumeClaim.RequestsEntry
-	79,  // 125: schedsvc.v1.TopologySelectorTerm.match_label_expressions:type_name -> schedsvc.v1.TopologySelectorLabelRequirement
-	80,  // 126: schedsvc.v1.StorageClass.allowed_topologies:type_name -> schedsvc.v1.TopologySelectorTerm
-	82,  // 127: schedsvc.v1.CSINodeDriver.allocatable:type_name -> schedsvc.v1.VolumeNodeResources
-	125, // 128: schedsvc.v1.CSINode.annotations:type_name -> schedsvc.v1.CSINode.AnnotationsEntry
-	83,  // 129: schedsvc.v1.CSINode.drivers:type_name -> schedsvc.v1.CSINodeDriver
-	15,  // 130: schedsvc.v1.CSIStorageCapacity.node_topology:type_name -> schedsvc.v1.LabelSelector
-	89,  // 131: schedsvc.v1.SimulateRequest.steps:type_name -> schedsvc.v1.SimulationStep
-	90,  // 132: schedsvc.v1.SimulationStep.add_nodes:type_name -> schedsvc.v1.AddNodesStep
-	91,  // 133: schedsvc.v1.SimulationStep.remove_nodes:type_name -> schedsvc.v1.RemoveNodesStep
-	92,  // 134: schedsvc.v1.SimulationStep.schedule:type_name -> schedsvc.v1.ScheduleStep
-	93,  // 135: schedsvc.v1.SimulationStep.fill:type_name -> schedsvc.v1.FillStep
-	94,  // 136: schedsvc.v1.SimulationStep.drain:type_name -> schedsvc.v1.DrainStep
-	95,  // 137: schedsvc.v1.SimulationStep.scale_up:type_name -> schedsvc.v1.ScaleUpStep
-	96,  // 138: schedsvc.v1.SimulationStep.explain:type_name -> schedsvc.v1.ExplainStep
-	4,   // 139: schedsvc.v1.AddNodesStep.template:type_name -> schedsvc.v1.Node
-	22,  // 140: schedsvc.v1.ScheduleStep.pods:type_name -> schedsvc.v1.Pod
-	22,  // 141: schedsvc.v1.FillStep.template:type_name -> schedsvc.v1.Pod
-	22,  // 142: schedsvc.v1.ScaleUpStep.pods:type_name -> schedsvc.v1.Pod
-	4,   // 143: schedsvc.v1.ScaleUpStep.node_templates:type_name -> schedsvc.v1.Node
-	22,  // 144: schedsvc.v1.ExplainStep.pod:type_name -> schedsvc.v1.Pod
-	98,  // 145: schedsvc.v1.SimulateResponse.results:type_name -> schedsvc.v1.SimulationStepResult
-	99,  // 146: schedsvc.v1.SimulationStepResult.add_nodes:type_name -> schedsvc.v1.AddNodesResult
-	100, // 147: schedsvc.v1.SimulationStepResult.remove_nodes:type_name -> schedsvc.v1.RemoveNodesResult
-	101, // 148: schedsvc.v1.SimulationStepResult.schedule:type_name -> schedsvc.v1.ScheduleStepResult
-	102, // 149: schedsvc.v1.SimulationStepResult.fill:type_name -> schedsvc.v1.FillResult
-	103, // 150: schedsvc.v1.SimulationStepResult.drain:type_name -> schedsvc.v1.DrainResult
-	105, // 151: schedsvc.v1.SimulationStepResult.scale_up:type_name -> schedsvc.v1.ScaleUpResult
-	56,  // 152: schedsvc.v1.SimulationStepResult.explain:type_name -> schedsvc.v1.ExplainResponse
-	29,  // 153: schedsvc.v1.ScheduleStepResult.placements:type_name -> schedsvc.v1.Placement
-	126, // 154: schedsvc.v1.FillResult.per_node:type_name -> schedsvc.v1.FillResult.PerNodeEntry
-	29,  // 155: schedsvc.v1.FillResult.stopped_by:type_name -> schedsvc.v1.Placement
-	104, // 156: schedsvc.v1.DrainResult.nodes:type_name -> schedsvc.v1.NodeDrainVerdict
-	31,  // 157: schedsvc.v1.NodeDrainVerdict.blocking_pod:type_name -> schedsvc.v1.Victim
-	127, // 158: schedsvc.v1.NodeDrainVerdict.reasons:type_name -> schedsvc.v1.NodeDrainVerdict.ReasonsEntry
-	29,  // 159: schedsvc.v1.NodeDrainVerdict.moved:type_name -> schedsvc.v1.Placement
-	29,  // 160: schedsvc.v1.ScaleUpResult.scheduled_now:type_name -> schedsvc.v1.Placement
-	106, // 161: schedsvc.v1.ScaleUpResult.templates:type_name -> schedsvc.v1.TemplateEstimate
-	29,  // 162: schedsvc.v1.TemplateEstimate.placements:type_name -> schedsvc.v1.Placement
-	26,  // 163: schedsvc.v1.ScheduleService.UpdateSnapshot:input_type -> schedsvc.v1.UpdateSnapshotRequest
-	28,  // 164: schedsvc.v1.ScheduleService.Schedule:input_type -> schedsvc.v1.ScheduleRequest
-	28,  // 165: schedsvc.v1.ScheduleService.ScheduleStream:input_type -> schedsvc.v1.ScheduleRequest
-	53,  // 166: schedsvc.v1.ScheduleService.Explain:input_type -> schedsvc.v1.ExplainRequest
-	57,  // 167: schedsvc.v1.ScheduleService.DeleteCluster:input_type -> schedsvc.v1.DeleteClusterRequest
-	88,  // 168: schedsvc.v1.ScheduleService.Simulate:input_type -> schedsvc.v1.SimulateRequest
-	27,  // 169: schedsvc.v1.ScheduleService.UpdateSnapshot:output_type -> schedsvc.v1.UpdateSnapshotResponse
-	33,  // 170: schedsvc.v1.ScheduleService.Schedule:output_type -> schedsvc.v1.ScheduleResponse
-	33,  // 171: schedsvc.v1.ScheduleService.ScheduleStream:output_type -> schedsvc.v1.ScheduleResponse
-	56,  // 172: schedsvc.v1.ScheduleService.Explain:output_type -> schedsvc.v1.ExplainResponse
-	58,  // 173: schedsvc.v1.ScheduleService.DeleteCluster:output_type -> schedsvc.v1.DeleteClusterResponse
-	97,  // 174: schedsvc.v1.ScheduleService.Simulate:output_type -> schedsvc.v1.SimulateResponse
-	169, // [169:175] is the sub-list for method output_type
-	163, // [163:169] is the sub-list for method input_type
-	163, // [163:163] is the sub-list for extension type_name
-	163, // [163:163] is the sub-list for extension extendee
-	0,   // [0:163] is the sub-list for field type_name
+	22,  // 85: schedsvc.v1.ExplainRequest.pod_group_members:type_name -> schedsvc.v1.Pod
+	54,  // 86: schedsvc.v1.NodeVerdict.scores:type_name -> schedsvc.v1.PluginScore
+	55,  // 87: schedsvc.v1.ExplainResponse.nodes:type_name -> schedsvc.v1.NodeVerdict
+	32,  // 88: schedsvc.v1.ExplainResponse.candidates:type_name -> schedsvc.v1.PreemptionCandidate
+	57,  // 89: schedsvc.v1.ExplainResponse.pod_group_members:type_name -> schedsvc.v1.MemberExplanation
+	34,  // 90: schedsvc.v1.ExplainResponse.pod_group:type_name -> schedsvc.v1.PodGroupResult
+	29,  // 91: schedsvc.v1.MemberExplanation.placement:type_name -> schedsvc.v1.Placement
+	55,  // 92: schedsvc.v1.MemberExplanation.nodes:type_name -> schedsvc.v1.NodeVerdict
+	15,  // 93: schedsvc.v1.PersistentVolumeClaimSpec.selector:type_name -> schedsvc.v1.LabelSelector
+	118, // 94: schedsvc.v1.PersistentVolumeClaimSpec.requests:type_name -> schedsvc.v1.PersistentVolumeClaimSpec.RequestsEntry
+	119, // 95: schedsvc.v1.PersistentVolumeClaimTemplate.labels:type_name -> schedsvc.v1.PersistentVolumeClaimTemplate.LabelsEntry
+	120, // 96: schedsvc.v1.PersistentVolumeClaimTemplate.annotations:type_name -> schedsvc.v1.PersistentVolumeClaimTemplate.AnnotationsEntry
+	61,  // 97: schedsvc.v1.PersistentVolumeClaimTemplate.spec:type_name -> schedsvc.v1.PersistentVolumeClaimSpec
+	62,  // 98: schedsvc.v1.EphemeralVolumeSource.volume_claim_template:type_name -> schedsvc.v1.PersistentVolumeClaimTemplate
+	60,  // 99: schedsvc.v1.Volume.persistent_volume_claim:type_name -> schedsvc.v1.PersistentVolumeClaimVolumeSource
+	63,  // 100: schedsvc.v1.Volume.ephemeral:type_name -> schedsvc.v1.EphemeralVolumeSource
+	64,  // 101: schedsvc.v1.Volume.csi:type_name -> schedsvc.v1.CSIVolumeSource
+	65,  // 102: schedsvc.v1.Volume.gce_persistent_disk:type_name -> schedsvc.v1.GCEPersistentDiskVolumeSource
+	66,  // 103: schedsvc.v1.Volume.aws_elastic_block_store:type_name -> schedsvc.v1.AWSElasticBlockStoreVolumeSource
+	67,  // 104: schedsvc.v1.Volume.iscsi:type_name -> schedsvc.v1.ISCSIVolumeSource
+	68,  // 105: schedsvc.v1.Volume.rbd:type_name -> schedsvc.v1.RBDVolumeSource
+	69,  // 106: schedsvc.v1.Volume.azure_disk:type_name -> schedsvc.v1.AzureDiskVolumeSource
+	70,  // 107: schedsvc.v1.Volume.cinder:type_name -> schedsvc.v1.CinderVolumeSource
+	71,  // 108: schedsvc.v1.Volume.portworx_volume:type_name -> schedsvc.v1.PortworxVolumeSource
+	72,  // 109: schedsvc.v1.Volume.azure_file:type_name -> schedsvc.v1.AzureFileVolumeSource
+	73,  // 110: schedsvc.v1.Volume.vsphere_volume:type_name -> schedsvc.v1.VsphereVirtualDiskVolumeSource
+	11,  // 111: schedsvc.v1.VolumeNodeAffinity.required:type_name -> schedsvc.v1.NodeSelector
+	121, // 112: schedsvc.v1.PersistentVolume.labels:type_name -> schedsvc.v1.PersistentVolume.LabelsEntry
+	122, // 113: schedsvc.v1.PersistentVolume.annotations:type_name -> schedsvc.v1.PersistentVolume.AnnotationsEntry
+	123, // 114: schedsvc.v1.PersistentVolume.capacity:type_name -> schedsvc.v1.PersistentVolume.CapacityEntry
+	76,  // 115: schedsvc.v1.PersistentVolume.node_affinity:type_name -> schedsvc.v1.VolumeNodeAffinity
+	75,  // 116: schedsvc.v1.PersistentVolume.claim_ref:type_name -> schedsvc.v1.ClaimReference
+	77,  // 117: schedsvc.v1.PersistentVolume.csi:type_name -> schedsvc.v1.CSIPersistentVolumeSource
+	65,  // 118: schedsvc.v1.PersistentVolume.gce_persistent_disk:type_name -> schedsvc.v1.GCEPersistentDiskVolumeSource
+	66,  // 119: schedsvc.v1.PersistentVolume.aws_elastic_block_store:type_name -> schedsvc.v1.AWSElasticBlockStoreVolumeSource
+	67,  // 120: schedsvc.v1.PersistentVolume.iscsi:type_name -> schedsvc.v1.ISCSIVolumeSource
+	68,  // 121: schedsvc.v1.PersistentVolume.rbd:type_name -> schedsvc.v1.RBDVolumeSource
+	69,  // 122: schedsvc.v1.PersistentVolume.azure_disk:type_name -> schedsvc.v1.AzureDiskVolumeSource
+	70,  // 123: schedsvc.v1.PersistentVolume.cinder:type_name -> schedsvc.v1.CinderVolumeSource
+	71,  // 124: schedsvc.v1.PersistentVolume.portworx_volume:type_name -> schedsvc.v1.PortworxVolumeSource
+	72,  // 125: schedsvc.v1.PersistentVolume.azure_file:type_name -> schedsvc.v1.AzureFileVolumeSource
+	73,  // 126: schedsvc.v1.PersistentVolume.vsphere_volume:type_name -> schedsvc.v1.VsphereVirtualDiskVolumeSource
+	124, // 127: schedsvc.v1.PersistentVolumeClaim.annotations:type_name -> schedsvc.v1.PersistentVolumeClaim.AnnotationsEntry
+	15,  // 128: schedsvc.v1.PersistentVolumeClaim.selector:type_name -> schedsvc.v1.LabelSelector
+	125, // 129: schedsvc.v1.PersistentVolumeClaim.requests:type_name -> schedsvc.v1.PersistentVolumeClaim.RequestsEntry
+	80,  // 130: schedsvc.v1.TopologySelectorTerm.match_label_expressions:type_name -> schedsvc.v1.TopologySelectorLabelRequirement
+	81,  // 131: schedsvc.v1.StorageClass.allowed_topologies:type_name -> schedsvc.v1.TopologySelectorTerm
+	83,  // 132: schedsvc.v1.CSINodeDriver.allocatable:type_name -> schedsvc.v1.VolumeNodeResources
+	126, // 133: schedsvc.v1.CSINode.annotations:type_name -> schedsvc.v1.CSINode.AnnotationsEntry
+	84,  // 134: schedsvc.v1.CSINode.drivers:type_name -> schedsvc.v1.CSINodeDriver
+	15,  // 135: schedsvc.v1.CSIStorageCapacity.node_topology:type_name -> schedsvc.v1.LabelSelector
+	90,  // 136: schedsvc.v1.SimulateRequest.steps:type_name -> schedsvc.v1.SimulationStep
+	91,  // 137: schedsvc.v1.SimulationStep.add_nodes:type_name -> schedsvc.v1.AddNodesStep
+	92,  // 138: schedsvc.v1.SimulationStep.remove_nodes:type_name -> schedsvc.v1.RemoveNodesStep
+	93,  // 139: schedsvc.v1.SimulationStep.schedule:type_name -> schedsvc.v1.ScheduleStep
+	94,  // 140: schedsvc.v1.SimulationStep.fill:type_name -> schedsvc.v1.FillStep
+	95,  // 141: schedsvc.v1.SimulationStep.drain:type_name -> schedsvc.v1.DrainStep
+	96,  // 142: schedsvc.v1.SimulationStep.scale_up:type_name -> schedsvc.v1.ScaleUpStep
+	97,  // 143: schedsvc.v1.SimulationStep.explain:type_name -> schedsvc.v1.ExplainStep
+	4,   // 144: schedsvc.v1.AddNodesStep.template:type_name -> schedsvc.v1.Node
+	22,  // 145: schedsvc.v1.ScheduleStep.pods:type_name -> schedsvc.v1.Pod
+	22,  // 146: schedsvc.v1.FillStep.template:type_name -> schedsvc.v1.Pod
+	22,  // 147: schedsvc.v1.ScaleUpStep.pods:type_name -> schedsvc.v1.Pod
+	4,   // 148: schedsvc.v1.ScaleUpStep.node_templates:type_name -> schedsvc.v1.Node
+	22,  // 149: schedsvc.v1.ExplainStep.pod:type_name -> schedsvc.v1.Pod
+	99,  // 150: schedsvc.v1.SimulateResponse.results:type_name -> schedsvc.v1.SimulationStepResult
+	100, // 151: schedsvc.v1.SimulationStepResult.add_nodes:type_name -> schedsvc.v1.AddNodesResult
+	101, // 152: schedsvc.v1.SimulationStepResult.remove_nodes:type_name -> schedsvc.v1.RemoveNodesResult
+	102, // 153: schedsvc.v1.SimulationStepResult.schedule:type_name -> schedsvc.v1.ScheduleStepResult
+	103, // 154: schedsvc.v1.SimulationStepResult.fill:type_name -> schedsvc.v1.FillResult
+	104, // 155: schedsvc.v1.SimulationStepResult.drain:type_name -> schedsvc.v1.DrainResult
+	106, // 156: schedsvc.v1.SimulationStepResult.scale_up:type_name -> schedsvc.v1.ScaleUpResult
+	56,  // 157: schedsvc.v1.SimulationStepResult.explain:type_name -> schedsvc.v1.ExplainResponse
+	29,  // 158: schedsvc.v1.ScheduleStepResult.placements:type_name -> schedsvc.v1.Placement
+	127, // 159: schedsvc.v1.FillResult.per_node:type_name -> schedsvc.v1.FillResult.PerNodeEntry
+	29,  // 160: schedsvc.v1.FillResult.stopped_by:type_name -> schedsvc.v1.Placement
+	105, // 161: schedsvc.v1.DrainResult.nodes:type_name -> schedsvc.v1.NodeDrainVerdict
+	31,  // 162: schedsvc.v1.NodeDrainVerdict.blocking_pod:type_name -> schedsvc.v1.Victim
+	128, // 163: schedsvc.v1.NodeDrainVerdict.reasons:type_name -> schedsvc.v1.NodeDrainVerdict.ReasonsEntry
+	29,  // 164: schedsvc.v1.NodeDrainVerdict.moved:type_name -> schedsvc.v1.Placement
+	29,  // 165: schedsvc.v1.ScaleUpResult.scheduled_now:type_name -> schedsvc.v1.Placement
+	107, // 166: schedsvc.v1.ScaleUpResult.templates:type_name -> schedsvc.v1.TemplateEstimate
+	29,  // 167: schedsvc.v1.TemplateEstimate.placements:type_name -> schedsvc.v1.Placement
+	26,  // 168: schedsvc.v1.ScheduleService.UpdateSnapshot:input_type -> schedsvc.v1.UpdateSnapshotRequest
+	28,  // 169: schedsvc.v1.ScheduleService.Schedule:input_type -> schedsvc.v1.ScheduleRequest
+	28,  // 170: schedsvc.v1.ScheduleService.ScheduleStream:input_type -> schedsvc.v1.ScheduleRequest
+	53,  // 171: schedsvc.v1.ScheduleService.Explain:input_type -> schedsvc.v1.ExplainRequest
+	58,  // 172: schedsvc.v1.ScheduleService.DeleteCluster:input_type -> schedsvc.v1.DeleteClusterRequest
+	89,  // 173: schedsvc.v1.ScheduleService.Simulate:input_type -> schedsvc.v1.SimulateRequest
+	27,  // 174: schedsvc.v1.ScheduleService.UpdateSnapshot:output_type -> schedsvc.v1.UpdateSnapshotResponse
+	33,  // 175: schedsvc.v1.ScheduleService.Schedule:output_type -> schedsvc.v1.ScheduleResponse
+	33,  // 176: schedsvc.v1.ScheduleService.ScheduleStream:output_type -> schedsvc.v1.ScheduleResponse
+	56,  // 177: schedsvc.v1.ScheduleService.Explain:output_type -> schedsvc.v1.ExplainResponse
+	59,  // 178: schedsvc.v1.ScheduleService.DeleteCluster:output_type -> schedsvc.v1.DeleteClusterResponse
+	98,  // 179: schedsvc.v1.ScheduleService.Simulate:output_type -> schedsvc.v1.SimulateResponse
+	174, // [174:180] is the sub-list for method output_type
+	168, // [168:174] is the sub-list for method input_type
+	168, // [168:168] is the sub-list for extension type_name
+	168, // [168:168] is the sub-list for extension extendee
+	0,   // [0:168] is the sub-list for field type_name
 }
 
 func init() { file_schedsvc_v1_schedule_proto_init() }
@@ -8899,8 +9025,8 @@ func file_schedsvc_v1_schedule_proto_init() {
 	file_schedsvc_v1_schedule_proto_msgTypes[19].OneofWrappers = []any{}
 	file_schedsvc_v1_schedule_proto_msgTypes[35].OneofWrappers = []any{}
 	file_schedsvc_v1_schedule_proto_msgTypes[50].OneofWrappers = []any{}
-	file_schedsvc_v1_schedule_proto_msgTypes[58].OneofWrappers = []any{}
-	file_schedsvc_v1_schedule_proto_msgTypes[71].OneofWrappers = []any{
+	file_schedsvc_v1_schedule_proto_msgTypes[59].OneofWrappers = []any{}
+	file_schedsvc_v1_schedule_proto_msgTypes[72].OneofWrappers = []any{
 		(*Volume_PersistentVolumeClaim)(nil),
 		(*Volume_Ephemeral)(nil),
 		(*Volume_Csi)(nil),
@@ -8915,7 +9041,7 @@ func file_schedsvc_v1_schedule_proto_init() {
 		(*Volume_VsphereVolume)(nil),
 		(*Volume_Other)(nil),
 	}
-	file_schedsvc_v1_schedule_proto_msgTypes[75].OneofWrappers = []any{
+	file_schedsvc_v1_schedule_proto_msgTypes[76].OneofWrappers = []any{
 		(*PersistentVolume_Csi)(nil),
 		(*PersistentVolume_GcePersistentDisk)(nil),
 		(*PersistentVolume_AwsElasticBlockStore)(nil),
@@ -8928,9 +9054,9 @@ func file_schedsvc_v1_schedule_proto_init() {
 		(*PersistentVolume_VsphereVolume)(nil),
 		(*PersistentVolume_Other)(nil),
 	}
-	file_schedsvc_v1_schedule_proto_msgTypes[76].OneofWrappers = []any{}
-	file_schedsvc_v1_schedule_proto_msgTypes[80].OneofWrappers = []any{}
-	file_schedsvc_v1_schedule_proto_msgTypes[87].OneofWrappers = []any{
+	file_schedsvc_v1_schedule_proto_msgTypes[77].OneofWrappers = []any{}
+	file_schedsvc_v1_schedule_proto_msgTypes[81].OneofWrappers = []any{}
+	file_schedsvc_v1_schedule_proto_msgTypes[88].OneofWrappers = []any{
 		(*SimulationStep_AddNodes)(nil),
 		(*SimulationStep_RemoveNodes)(nil),
 		(*SimulationStep_Schedule)(nil),
@@ -8939,7 +9065,7 @@ func file_schedsvc_v1_schedule_proto_init() {
 		(*SimulationStep_ScaleUp)(nil),
 		(*SimulationStep_Explain)(nil),
 	}
-	file_schedsvc_v1_schedule_proto_msgTypes[96].OneofWrappers = []any{
+	file_schedsvc_v1_schedule_proto_msgTypes[97].OneofWrappers = []any{
 		(*SimulationStepResult_AddNodes)(nil),
 		(*SimulationStepResult_RemoveNodes)(nil),
 		(*SimulationStepResult_Schedule)(nil),
@@ -8954,7 +9080,7 @@ func file_schedsvc_v1_schedule_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_schedsvc_v1_schedule_proto_rawDesc), len(file_schedsvc_v1_schedule_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   126,
+			NumMessages:   127,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/informers"
@@ -45,7 +46,8 @@ func NewScheduler(cs kubernetes.Interface, sched *client.Client, name string) *S
 		f.Core().V1().Services().Informer(), f.Core().V1().ReplicationControllers().Informer(),
 		f.Apps().V1().ReplicaSets().Informer(), f.Apps().V1().StatefulSets().Informer(),
 		f.Policy().V1().PodDisruptionBudgets().Informer(),
-		f.Scheduling().V1().PriorityClasses().Informer()}
+		f.Scheduling().V1().PriorityClasses().Informer(),
+		f.Scheduling().V1beta1().PodGroups().Informer(), f.Scheduling().V1beta1().Workloads().Informer()}
 	return &Scheduler{Name: name, Profile: "default-scheduler", BatchSize: 100, cs: cs, sched: sched, factory: f,
 		assumed: map[string]string{}}
 }
@@ -93,15 +95,19 @@ func (s *Scheduler) RunOnce(ctx context.Context) (int, error) {
 		return 0, err
 	}
 	bound := 0
-	for start := 0; start < len(pending); start += s.BatchSize {
-		batch := pending[start:min(start+s.BatchSize, len(pending))]
+	for _, batch := range batches(pending, s.BatchSize) {
 		pods := make([]*pb.Pod, len(batch))
 		for i, p := range batch {
 			pods[i] = p.converted
 		}
-		placements, err := s.sched.Schedule(ctx, pods, false)
+		placements, groups, err := s.sched.ScheduleGroups(ctx, pods, false)
 		if err != nil {
 			return bound, err
+		}
+		for _, g := range groups { // workload-aware preemption: the group's victims
+			if err := s.evict(ctx, g.GetVictims()); err != nil {
+				return bound, err
+			}
 		}
 		for i, pl := range placements {
 			n, err := s.act(ctx, batch[i].pod, pl)
@@ -112,6 +118,40 @@ func (s *Scheduler) RunOnce(ctx context.Context) (int, error) {
 		}
 	}
 	return bound, nil
+}
+
+// batches cuts the pending pods into requests of about size pods, never splitting a pod
+// group: its pending members go together, at the place of the first (the service schedules a
+// group from one request, as kube's queue pops it whole).
+func batches(pending []pendingPod, size int) [][]pendingPod {
+	var units [][]pendingPod
+	unitOf := map[string]int{}
+	for _, p := range pending {
+		group := p.converted.GetSchedulingGroup().GetPodGroupName()
+		if group == "" {
+			units = append(units, []pendingPod{p})
+			continue
+		}
+		key := p.pod.Namespace + "/" + group
+		if i, ok := unitOf[key]; ok {
+			units[i] = append(units[i], p)
+			continue
+		}
+		unitOf[key] = len(units)
+		units = append(units, []pendingPod{p})
+	}
+	var out [][]pendingPod
+	var cur []pendingPod
+	for _, u := range units {
+		if len(cur) > 0 && len(cur)+len(u) > size {
+			out, cur = append(out, cur), nil
+		}
+		cur = append(cur, u...)
+	}
+	if len(cur) > 0 {
+		out = append(out, cur)
+	}
+	return out
 }
 
 type pendingPod struct {
@@ -162,12 +202,15 @@ func (s *Scheduler) sync(ctx context.Context) ([]pendingPod, error) {
 		}
 		req.UpsertPodDisruptionBudgets = append(req.UpsertPodDisruptionBudgets, converted)
 	}
+	report := kube.NewLoadReport()
+	if err := s.syncGroups(req, report); err != nil {
+		return nil, err
+	}
 	pods, err := f.Core().V1().Pods().Lister().List(labels.Everything())
 	if err != nil {
 		return nil, err
 	}
 	var pending []pendingPod
-	report := kube.NewLoadReport()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, p := range pods {
@@ -211,6 +254,49 @@ func (s *Scheduler) sync(ctx context.Context) ([]pendingPod, error) {
 	return pending, nil
 }
 
+// evict deletes preemption victims (uid preconditions: the very pods the service chose).
+func (s *Scheduler) evict(ctx context.Context, victims []*pb.Victim) error {
+	for _, v := range victims {
+		err := s.cs.CoreV1().Pods(v.GetNamespace()).Delete(ctx, v.GetName(), metav1.DeleteOptions{
+			Preconditions: &metav1.Preconditions{UID: ptrUID(v.GetUid())}})
+		if err != nil && !apierrors.IsNotFound(err) {
+			return fmt.Errorf("evicting victim %s/%s: %w", v.GetNamespace(), v.GetName(), err)
+		}
+	}
+	return nil
+}
+
+// syncGroups adds the scheduling.k8s.io/v1beta1 PodGroups and Workloads (what gang scheduling
+// reads; the service reads them only with --feature-gates GenericWorkload=true, as kube).
+func (s *Scheduler) syncGroups(req *pb.UpdateSnapshotRequest, report *kube.LoadReport) error {
+	f := s.factory.Scheduling().V1beta1()
+	groups, err := f.PodGroups().Lister().List(labels.Everything())
+	if err != nil {
+		return err
+	}
+	for _, g := range groups {
+		converted, err := kube.PodGroupFromKube(g, "podgroup "+g.Namespace+"/"+g.Name, s.Lenient, report)
+		if err != nil { // its members are then GATED (their PodGroup unknown): nothing placed
+			log.Printf("left out: %v", err)
+			continue
+		}
+		req.UpsertPodGroups = append(req.UpsertPodGroups, converted)
+	}
+	workloads, err := f.Workloads().Lister().List(labels.Everything())
+	if err != nil {
+		return err
+	}
+	for _, w := range workloads {
+		converted, err := kube.WorkloadFromKube(w, "workload "+w.Namespace+"/"+w.Name, s.Lenient, report)
+		if err != nil {
+			log.Printf("left out: %v", err)
+			continue
+		}
+		req.UpsertWorkloads = append(req.UpsertWorkloads, converted)
+	}
+	return nil
+}
+
 // act writes one placement back: a binding, or a nomination with its victims evicted (the pod
 // comes back in a later round with its nominated node), or nothing (still unschedulable).
 func (s *Scheduler) act(ctx context.Context, pod *corev1.Pod, pl *pb.Placement) (int, error) {
@@ -227,12 +313,8 @@ func (s *Scheduler) act(ctx context.Context, pod *corev1.Pod, pl *pb.Placement) 
 		s.mu.Unlock()
 		return 1, nil
 	case pl.GetNominatedNodeName() != "":
-		for _, v := range pl.GetVictims() {
-			err := s.cs.CoreV1().Pods(v.GetNamespace()).Delete(ctx, v.GetName(), metav1.DeleteOptions{
-				Preconditions: &metav1.Preconditions{UID: ptrUID(v.GetUid())}})
-			if err != nil {
-				return 0, fmt.Errorf("evicting victim %s/%s: %w", v.GetNamespace(), v.GetName(), err)
-			}
+		if err := s.evict(ctx, pl.GetVictims()); err != nil {
+			return 0, err
 		}
 		nominated := pod.DeepCopy()
 		nominated.Status.NominatedNodeName = pl.GetNominatedNodeName()
