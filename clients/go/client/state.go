@@ -122,10 +122,14 @@ var storageLists = []storageList{
 	// scheduling.k8s.io/v1beta1 (gang scheduling): kept as the storage lists are
 	{"pod_groups", func(r *pb.UpdateSnapshotRequest) []proto.Message { return msgs(r.UpsertPodGroups) },
 		(*pb.UpdateSnapshotRequest).GetRemovePodGroups,
-		func(r *pb.UpdateSnapshotRequest, m proto.Message) { r.UpsertPodGroups = append(r.UpsertPodGroups, m.(*pb.PodGroup)) }, true},
+		func(r *pb.UpdateSnapshotRequest, m proto.Message) {
+			r.UpsertPodGroups = append(r.UpsertPodGroups, m.(*pb.PodGroup))
+		}, true},
 	{"workloads", func(r *pb.UpdateSnapshotRequest) []proto.Message { return msgs(r.UpsertWorkloads) },
 		(*pb.UpdateSnapshotRequest).GetRemoveWorkloads,
-		func(r *pb.UpdateSnapshotRequest, m proto.Message) { r.UpsertWorkloads = append(r.UpsertWorkloads, m.(*pb.Workload)) }, true},
+		func(r *pb.UpdateSnapshotRequest, m proto.Message) {
+			r.UpsertWorkloads = append(r.UpsertWorkloads, m.(*pb.Workload))
+		}, true},
 }
 
 func storageKey(m proto.Message, namespaced bool) string {
