@@ -174,21 +174,25 @@ func (c *Client) ScheduleStream(ctx context.Context, batches iter.Seq[[]*pb.Pod]
 }
 
 // batchSource is the caller's batches, pulled by one stream attempt at a time; each pulled
-// batch stays pending until its answer comes.
+// batch stays pending until its answer comes. Pulling may block (a caller waiting for work):
+// it holds only pullMu, so answers keep flowing meanwhile.
 type batchSource struct {
-	mu      sync.Mutex
+	pullMu  sync.Mutex // one pull at a time: iter.Pull's next is not safe for concurrent use
+	mu      sync.Mutex // guards pending and done
 	next    func() ([]*pb.Pod, bool)
 	pending [][]*pb.Pod
 	done    bool
 }
 
 func (s *batchSource) pull() ([]*pb.Pod, bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.done {
+	s.pullMu.Lock()
+	defer s.pullMu.Unlock()
+	if s.exhausted() {
 		return nil, false
 	}
 	b, ok := s.next()
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	if !ok {
 		s.done = true
 		return nil, false
