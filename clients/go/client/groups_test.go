@@ -49,6 +49,10 @@ func TestScheduleGroupsReturnsEachGroupsOutcome(t *testing.T) {
 		placements[0].GetNodeName() == placements[1].GetNodeName() || placements[2].GetNodeName() != "" {
 		t.Fatalf("placements %v", placements)
 	}
+	explained, err := c.ExplainPodGroup(ctx, []*pb.Pod{member("x", "trio")})
+	if err != nil || explained.GetPodGroup().GetOutcome() != pb.PodGroupResult_GATED {
+		t.Fatalf("explained %v (%v): one of three is GATED", explained.GetPodGroup(), err)
+	}
 	c.mu.Lock()
 	replay := c.state.replayChunks(100)
 	c.mu.Unlock()

@@ -306,6 +306,13 @@ func (c *Client) Explain(ctx context.Context, pod *pb.Pod) (*pb.ExplainResponse,
 	return ask(c, ctx, func(ctx context.Context) (*pb.ExplainResponse, error) { return c.stub.Explain(ctx, req) })
 }
 
+// ExplainPodGroup explains the members of one PodGroup as its pod group cycle would try them
+// (GenericWorkload on), on a copy of the cluster: nothing placed, no cycle consumed.
+func (c *Client) ExplainPodGroup(ctx context.Context, members []*pb.Pod) (*pb.ExplainResponse, error) {
+	req := &pb.ExplainRequest{Cluster: c.cluster, PodGroupMembers: members}
+	return ask(c, ctx, func(ctx context.Context) (*pb.ExplainResponse, error) { return c.stub.Explain(ctx, req) })
+}
+
 // Simulate runs steps on a fork of the cluster (unchanged).
 func (c *Client) Simulate(ctx context.Context, steps []*pb.SimulationStep) (*pb.SimulateResponse, error) {
 	req := &pb.SimulateRequest{Cluster: c.cluster, Steps: steps}

@@ -7565,9 +7565,12 @@ func (x *RemoveNodesResult) GetRemovedPodUids() []string {
 }
 
 type ScheduleStepResult struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Placements    []*Placement           `protobuf:"bytes,1,rep,name=placements,proto3" json:"placements,omitempty"` // one per pod, in order
-	Committed     bool                   `protobuf:"varint,2,opt,name=committed,proto3" json:"committed,omitempty"`  // false: all_or_nothing undid the step (some pod did not schedule)
+	state      protoimpl.MessageState `protogen:"open.v1"`
+	Placements []*Placement           `protobuf:"bytes,1,rep,name=placements,proto3" json:"placements,omitempty"` // one per pod, in order
+	Committed  bool                   `protobuf:"varint,2,opt,name=committed,proto3" json:"committed,omitempty"`  // false: all_or_nothing undid the step (some pod did not schedule)
+	// GenericWorkload: one per pod group whose members the step held, in order of their first
+	// member (as ScheduleResponse.pod_groups)
+	PodGroups     []*PodGroupResult `protobuf:"bytes,3,rep,name=pod_groups,json=podGroups,proto3" json:"pod_groups,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -7614,6 +7617,13 @@ func (x *ScheduleStepResult) GetCommitted() bool {
 		return x.Committed
 	}
 	return false
+}
+
+func (x *ScheduleStepResult) GetPodGroups() []*PodGroupResult {
+	if x != nil {
+		return x.PodGroups
+	}
+	return nil
 }
 
 type FillResult struct {
@@ -8631,12 +8641,14 @@ const file_schedsvc_v1_schedule_proto_rawDesc = "" +
 	"\n" +
 	"node_names\x18\x01 \x03(\tR\tnodeNames\"=\n" +
 	"\x11RemoveNodesResult\x12(\n" +
-	"\x10removed_pod_uids\x18\x01 \x03(\tR\x0eremovedPodUids\"j\n" +
+	"\x10removed_pod_uids\x18\x01 \x03(\tR\x0eremovedPodUids\"\xa6\x01\n" +
 	"\x12ScheduleStepResult\x126\n" +
 	"\n" +
 	"placements\x18\x01 \x03(\v2\x16.schedsvc.v1.PlacementR\n" +
 	"placements\x12\x1c\n" +
-	"\tcommitted\x18\x02 \x01(\bR\tcommitted\"\xd8\x01\n" +
+	"\tcommitted\x18\x02 \x01(\bR\tcommitted\x12:\n" +
+	"\n" +
+	"pod_groups\x18\x03 \x03(\v2\x1b.schedsvc.v1.PodGroupResultR\tpodGroups\"\xd8\x01\n" +
 	"\n" +
 	"FillResult\x12\x16\n" +
 	"\x06placed\x18\x01 \x01(\x05R\x06placed\x12?\n" +
@@ -8988,32 +9000,33 @@ var file_schedsvc_v1_schedule_proto_depIdxs = []int32{
 	106, // 156: schedsvc.v1.SimulationStepResult.scale_up:type_name -> schedsvc.v1.ScaleUpResult
 	56,  // 157: schedsvc.v1.SimulationStepResult.explain:type_name -> schedsvc.v1.ExplainResponse
 	29,  // 158: schedsvc.v1.ScheduleStepResult.placements:type_name -> schedsvc.v1.Placement
-	127, // 159: schedsvc.v1.FillResult.per_node:type_name -> schedsvc.v1.FillResult.PerNodeEntry
-	29,  // 160: schedsvc.v1.FillResult.stopped_by:type_name -> schedsvc.v1.Placement
-	105, // 161: schedsvc.v1.DrainResult.nodes:type_name -> schedsvc.v1.NodeDrainVerdict
-	31,  // 162: schedsvc.v1.NodeDrainVerdict.blocking_pod:type_name -> schedsvc.v1.Victim
-	128, // 163: schedsvc.v1.NodeDrainVerdict.reasons:type_name -> schedsvc.v1.NodeDrainVerdict.ReasonsEntry
-	29,  // 164: schedsvc.v1.NodeDrainVerdict.moved:type_name -> schedsvc.v1.Placement
-	29,  // 165: schedsvc.v1.ScaleUpResult.scheduled_now:type_name -> schedsvc.v1.Placement
-	107, // 166: schedsvc.v1.ScaleUpResult.templates:type_name -> schedsvc.v1.TemplateEstimate
-	29,  // 167: schedsvc.v1.TemplateEstimate.placements:type_name -> schedsvc.v1.Placement
-	26,  // 168: schedsvc.v1.ScheduleService.UpdateSnapshot:input_type -> schedsvc.v1.UpdateSnapshotRequest
-	28,  // 169: schedsvc.v1.ScheduleService.Schedule:input_type -> schedsvc.v1.ScheduleRequest
-	28,  // 170: schedsvc.v1.ScheduleService.ScheduleStream:input_type -> schedsvc.v1.ScheduleRequest
-	53,  // 171: schedsvc.v1.ScheduleService.Explain:input_type -> schedsvc.v1.ExplainRequest
-	58,  // 172: schedsvc.v1.ScheduleService.DeleteCluster:input_type -> schedsvc.v1.DeleteClusterRequest
-	89,  // 173: schedsvc.v1.ScheduleService.Simulate:input_type -> schedsvc.v1.SimulateRequest
-	27,  // 174: schedsvc.v1.ScheduleService.UpdateSnapshot:output_type -> schedsvc.v1.UpdateSnapshotResponse
-	33,  // 175: schedsvc.v1.ScheduleService.Schedule:output_type -> schedsvc.v1.ScheduleResponse
-	33,  // 176: schedsvc.v1.ScheduleService.ScheduleStream:output_type -> schedsvc.v1.ScheduleResponse
-	56,  // 177: schedsvc.v1.ScheduleService.Explain:output_type -> schedsvc.v1.ExplainResponse
-	59,  // 178: schedsvc.v1.ScheduleService.DeleteCluster:output_type -> schedsvc.v1.DeleteClusterResponse
-	98,  // 179: schedsvc.v1.ScheduleService.Simulate:output_type -> schedsvc.v1.SimulateResponse
-	174, // [174:180] is the sub-list for method output_type
-	168, // [168:174] is the sub-list for method input_type
-	168, // [168:168] is the sub-list for extension type_name
-	168, // [168:168] is the sub-list for extension extendee
-	0,   // [0:168] is the sub-list for field type_name
+	34,  // 159: schedsvc.v1.ScheduleStepResult.pod_groups:type_name -> schedsvc.v1.PodGroupResult
+	127, // 160: schedsvc.v1.FillResult.per_node:type_name -> schedsvc.v1.FillResult.PerNodeEntry
+	29,  // 161: schedsvc.v1.FillResult.stopped_by:type_name -> schedsvc.v1.Placement
+	105, // 162: schedsvc.v1.DrainResult.nodes:type_name -> schedsvc.v1.NodeDrainVerdict
+	31,  // 163: schedsvc.v1.NodeDrainVerdict.blocking_pod:type_name -> schedsvc.v1.Victim
+	128, // 164: schedsvc.v1.NodeDrainVerdict.reasons:type_name -> schedsvc.v1.NodeDrainVerdict.ReasonsEntry
+	29,  // 165: schedsvc.v1.NodeDrainVerdict.moved:type_name -> schedsvc.v1.Placement
+	29,  // 166: schedsvc.v1.ScaleUpResult.scheduled_now:type_name -> schedsvc.v1.Placement
+	107, // 167: schedsvc.v1.ScaleUpResult.templates:type_name -> schedsvc.v1.TemplateEstimate
+	29,  // 168: schedsvc.v1.TemplateEstimate.placements:type_name -> schedsvc.v1.Placement
+	26,  // 169: schedsvc.v1.ScheduleService.UpdateSnapshot:input_type -> schedsvc.v1.UpdateSnapshotRequest
+	28,  // 170: schedsvc.v1.ScheduleService.Schedule:input_type -> schedsvc.v1.ScheduleRequest
+	28,  // 171: schedsvc.v1.ScheduleService.ScheduleStream:input_type -> schedsvc.v1.ScheduleRequest
+	53,  // 172: schedsvc.v1.ScheduleService.Explain:input_type -> schedsvc.v1.ExplainRequest
+	58,  // 173: schedsvc.v1.ScheduleService.DeleteCluster:input_type -> schedsvc.v1.DeleteClusterRequest
+	89,  // 174: schedsvc.v1.ScheduleService.Simulate:input_type -> schedsvc.v1.SimulateRequest
+	27,  // 175: schedsvc.v1.ScheduleService.UpdateSnapshot:output_type -> schedsvc.v1.UpdateSnapshotResponse
+	33,  // 176: schedsvc.v1.ScheduleService.Schedule:output_type -> schedsvc.v1.ScheduleResponse
+	33,  // 177: schedsvc.v1.ScheduleService.ScheduleStream:output_type -> schedsvc.v1.ScheduleResponse
+	56,  // 178: schedsvc.v1.ScheduleService.Explain:output_type -> schedsvc.v1.ExplainResponse
+	59,  // 179: schedsvc.v1.ScheduleService.DeleteCluster:output_type -> schedsvc.v1.DeleteClusterResponse
+	98,  // 180: schedsvc.v1.ScheduleService.Simulate:output_type -> schedsvc.v1.SimulateResponse
+	175, // [175:181] is the sub-list for method output_type
+	169, // [169:175] is the sub-list for method input_type
+	169, // [169:169] is the sub-list for extension type_name
+	169, // [169:169] is the sub-list for extension extendee
+	0,   // [0:169] is the sub-list for field type_name
 }
 
 func init() { file_schedsvc_v1_schedule_proto_init() }
