@@ -207,8 +207,9 @@ def _cycle(
     if status.code is GroupCode.SUCCESS:
         result.outcome = GroupOutcome.SCHEDULED
         result.scheduled = sum(p.outcome is Outcome.SCHEDULED for p in run.tried)
-        for p in run.tried:
-            out[p.pod_uid] = dataclasses.replace(p, pod_group=key, group=result)
+        for p in run.tried:  # made for this cycle and not yet handed out: set in place
+            p.pod_group, p.group = key, result
+            out[p.pod_uid] = p
         return
     _submit_rejected(env, queued, result, status, post, run.tried, dry_run, out)
 
