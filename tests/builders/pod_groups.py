@@ -18,9 +18,11 @@ from schedsvc.engine.pod_group_result import PodGroupResult
 from schedsvc.engine.schedule_one import Placement
 from schedsvc.engine.scheduler import Cluster, Engine, SnapshotUpdate
 from schedsvc.framework.feature import EmulatedVersion, Features
+from schedsvc.framework.pod_group_members import PodGroupMembers
 from schedsvc.model import Node, Pod
 from schedsvc.model_pod_group import PodGroup
 from tests.builders.domain import pod
+from tests.builders.fingerprint import snapshot_state
 
 __all__ = [
     "GANG_FEATURES",
@@ -33,6 +35,7 @@ __all__ = [
     "basic",
     "schedule_request",
     "group_of",
+    "state_of",
 ]
 
 GANG_FEATURES = Features(EmulatedVersion.V1_37, (("GenericWorkload", True),))
@@ -93,3 +96,14 @@ def group_of(placements: Sequence[Placement], key: str) -> PodGroupResult:
     (res,) = results.values()
     assert res is not None
     return res
+
+
+def state_of(cluster: Cluster) -> dict[str, Any]:
+    """snapshot_state of the cluster's snapshot, its PodGroups and cycle counter beside:
+    everything a request could have changed. The members index (a listener the first group
+    cycle registers, derived from the pods) is registered first, so its appearance is not a
+    change."""
+    snap = cluster.snapshot
+    PodGroupMembers.for_snapshot(snap)
+    return {**snapshot_state(snap), "pod_groups": dict(snap.pod_groups),
+            "workloads": dict(snap.workloads), "cycle": cluster.cursor.cycle}

@@ -98,7 +98,8 @@ NO_QUORUM = "waiting for minCount pods from a gang to appear in scheduling queue
         # pg-basic-2 (minCount 2, its parent CompositePodGroup ignored with the gate off):
         # p2_1 alone, p1_1 and p1_2 are pg-basic-1's
         pytest.param("pg-basic-2", PodGroup("pg-basic-2", namespace="ns1", min_count=2), 1,
-                     NO_QUORUM, id="CPG Basic With Gang Stage 1: pg1 ready, root ready (CPG=false)"),
+                     NO_QUORUM,
+                     id="CPG Basic With Gang Stage 1: pg1 ready, root ready (CPG=false)"),
         pytest.param("pg1-cpg", PodGroup("pg1-cpg", namespace="ns1", min_count=1), 1, "",
                      id="CPG Hierarchical Stage 1: No pods, tree not ready (CPG=false)"),
     ],
