@@ -36,6 +36,7 @@ __all__ = [
     "schedule_request",
     "group_of",
     "state_of",
+    "warmed",
 ]
 
 GANG_FEATURES = Features(EmulatedVersion.V1_37, (("GenericWorkload", True),))
@@ -107,3 +108,12 @@ def state_of(cluster: Cluster) -> dict[str, Any]:
     PodGroupMembers.for_snapshot(snap)
     return {**snapshot_state(snap), "pod_groups": dict(snap.pod_groups),
             "workloads": dict(snap.workloads), "cycle": cluster.cursor.cycle}
+
+
+def warmed(cluster: Cluster) -> Cluster:
+    """`cluster` after a dry run of one plain pod and a look at its group members: the indexes
+    a first cycle registers on the snapshot (AffinityIndex, PodGroupMembers; derived from the
+    pods) exist, so a later snapshot_state compares what changed, not what was built."""
+    cluster.schedule([pod("warm-up", cpu=1)], dry_run=True)
+    PodGroupMembers.for_snapshot(cluster.snapshot)
+    return cluster
