@@ -34,7 +34,7 @@ from schedsvc.engine.schedule_one import Placement
 from schedsvc.model import Outcome, Pod
 from schedsvc.plugins.gang_scheduling import Feasibility
 from tests.builders.domain import node
-from tests.builders.pod_groups import NO_PREEMPTION, basic, gang_cluster, member, schedule_request
+from tests.builders.group_cycles import NO_PREEMPTION, basic, gang_cluster, member, schedule_request
 
 S, W, U = Feasibility.SUCCESS, Feasibility.WAIT, Feasibility.UNSCHEDULABLE
 OK, UNSCHED, UNRESOLVABLE, ERROR = "nil", "Unschedulable", "UnschedulableAndUnresolvable", "Error"

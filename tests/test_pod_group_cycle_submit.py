@@ -21,7 +21,7 @@ from schedsvc.engine.pod_group_status import GroupCode, GroupStatus, condition_t
 from schedsvc.model import Outcome, Pod
 from schedsvc.model_pod_group import PodGroup, PodGroupCondition
 from tests.builders.domain import node
-from tests.builders.pod_groups import (
+from tests.builders.group_cycles import (
     DRA_MESSAGE,
     NO_PREEMPTION,
     basic,

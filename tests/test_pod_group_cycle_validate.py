@@ -19,7 +19,7 @@ from schedsvc.engine.pod_group_validate import validate_pod_group
 from schedsvc.model import Outcome, Pod, PreemptionPolicy
 from schedsvc.model_pod_group import PodGroup, PodGroupCondition
 from tests.builders.domain import node
-from tests.builders.pod_groups import (
+from tests.builders.group_cycles import (
     NO_PREEMPTION,
     basic,
     gang,

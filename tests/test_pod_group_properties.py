@@ -36,7 +36,7 @@ from schedsvc.resourcehelper import pod_requests
 from tests.builders.domain import node
 from tests.builders.fingerprint import snapshot_state
 from tests.builders.pod_group_world import GroupWorld, fits_somewhere, group_worlds
-from tests.builders.pod_groups import (
+from tests.builders.group_cycles import (
     NO_PREEMPTION,
     gang_cluster,
     member,
