@@ -27,6 +27,7 @@ from .batching import ClusterBatches, ParkedBudget
 from .cycle_context import CycleCursor
 from .cycle_env import CycleEnv, sampling_by_profile
 from .explain import Explanation, explain
+from .explain_group import GroupExplanation, explain_group
 from .nomination_bound import check_update
 from .observer import NULL_OBSERVER, Observer
 from .pod_group_cycle import schedule_pod_group
@@ -249,6 +250,17 @@ class Cluster:
             if self.damaged:
                 self._refuse_damaged()
             return explain(self._cycle_env, pod)
+
+    def explain_group(self, members: Sequence[Pod]) -> GroupExplanation:
+        """A pod group's cycle explained member by member (explain_group.py), on a fork: the
+        cluster is as before, its cursor and batch state included. Without GenericWorkload
+        there is no group cycle: FailedPrecondition."""
+        if not self.generic_workload:
+            raise FailedPrecondition(
+                "pod_group_members: pod group cycles need --feature-gates GenericWorkload=true"
+            )
+        with self.fork() as f:
+            return explain_group(f, members)
 
     # ---- simulations ---------------------------------------------------------------------------
     @contextmanager

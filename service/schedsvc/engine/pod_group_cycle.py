@@ -19,7 +19,8 @@ Messages and the PodGroupInitiallyScheduled condition are kube's (pod_group_stat
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from ..framework.pod_group_members import PodGroupMembers
@@ -39,9 +40,20 @@ from .pod_group_status import (
     condition_to_write,
 )
 from .pod_group_validate import validate_pod_group
-from .schedule_one import Placement, schedule_one
+from .schedule_one import Placement, deleting_pod_message, schedule_one
 
-__all__ = ["GroupRun", "schedule_pod_group", "run_group_algorithm"]
+__all__ = ["BeforeMember", "GroupRun", "schedule_pod_group", "run_group_algorithm"]
+
+BeforeMember = Callable[[Pod], None]
+
+# kube's metrics result label of a group cycle (a GATED group or one refused before its
+# cycle, handlePodGroupFailureBeforeScheduling, records none)
+_RESULTS = {
+    GroupOutcome.SCHEDULED: "scheduled",
+    GroupOutcome.UNSCHEDULABLE: "unschedulable",
+    GroupOutcome.WAITING_ON_PREEMPTION: "waiting_on_preemption",
+    GroupOutcome.ERROR: "error",
+}
 
 
 @dataclass(slots=True)
@@ -58,16 +70,19 @@ class GroupRun:
 
 def run_group_algorithm(
     env: CycleEnv, cursor: CycleCursor, pg: PodGroup, queued: Sequence[Pod], already: int,
-    dry_run: bool, log: AssumeLog,
+    dry_run: bool, log: AssumeLog, before_each: BeforeMember | None = None,
 ) -> GroupRun:
     """kube's podGroupSchedulingDefaultAlgorithm: the members that fit stay assumed in `log`
-    (the caller keeps or reverts them); `already`: members bound or assumed before."""
+    (the caller keeps or reverts them); `already`: members bound or assumed before.
+    `before_each` sees each member before its cycle, the earlier ones assumed (Explain)."""
     min_count, scheduled, remaining = pg.placement_min_count, already, len(queued)
     code, msg = placement_feasible(min_count, scheduled, remaining)
     if code is Feasibility.UNSCHEDULABLE:
         return GroupRun(GroupStatus.unschedulable(msg))
     run = GroupRun(GroupStatus(GroupCode.UNSCHEDULABLE, [msg]))
     for pod in queued:
+        if before_each is not None:
+            before_each(pod)
         p = schedule_one(env, cursor, pod, dry_run, log)
         run.tried.append(p)
         run.dra_state = run.dra_state or not p.pre_filter_ended
@@ -97,7 +112,8 @@ def run_group_algorithm(
 
 
 def schedule_pod_group(
-    env: CycleEnv, cursor: CycleCursor, members: Sequence[Pod], dry_run: bool
+    env: CycleEnv, cursor: CycleCursor, members: Sequence[Pod], dry_run: bool,
+    before_each: BeforeMember | None = None,
 ) -> list[Placement]:
     """One pod group cycle for `members` (one group, request order): their placements, in
     that order, each naming the group and sharing its PodGroupResult."""
@@ -105,25 +121,36 @@ def schedule_pod_group(
     key = group_key(members[0])
     index = PodGroupMembers.for_snapshot(snap)
     already = index.count(key)
-    queued = [p for p in members if p.uid not in snap.pods]
     pg = snap.pod_groups.get(key)
     result = PodGroupResult(key, GroupOutcome.SCHEDULED, already_scheduled=already)
     if pg is not None:
         result.min_count = pg.placement_min_count
     out = {p.uid: _already_placed(env, p, key, result) for p in members if p.uid in snap.pods}
-    if not queued:
+    pending = [p for p in members if p.uid not in out]
+    if not pending:
         return [out[p.uid] for p in members]  # a retry of a group placed whole: no cycle
-    gate = pre_enqueue(members[0].pod_group, pg, len(queued) + already)
+    gate = pre_enqueue(members[0].pod_group, pg, len(pending) + already)
     if gate or pg is None:
         result.outcome, result.message = GroupOutcome.GATED, gate
-        for p in queued:
+        for p in pending:
             out[p.uid] = _failed(p, key, result, gate)
         return [out[p.uid] for p in members]
-    err = validate_pod_group(pg, queued, [r.pod for r in index.scheduled(key)], env.frameworks)
+    err = validate_pod_group(pg, pending, [r.pod for r in index.scheduled(key)], env.frameworks)
     if err:
-        _finish_error(env, pg, queued, result, GroupStatus.error(err), dry_run, out)
+        _finish_error(env, pg, pending, result, GroupStatus.error(err), dry_run, out)
         return [out[p.uid] for p in members]
-    _cycle(env, cursor, pg, queued, already, dry_run, result, out)
+    # skipPodGroupPodSchedule: members being deleted leave the group after its validation
+    for p in pending:
+        if p.terminating:
+            out[p.uid] = _failed(p, key, result, deleting_pod_message(p))
+    queued = [p for p in pending if p.uid not in out]
+    if not queued:
+        return [out[p.uid] for p in members]
+    started = time.perf_counter()
+    _cycle(env, cursor, pg, queued, already, dry_run, result, out, before_each)
+    env.observer.pod_group(
+        queued[0].scheduler_name, _RESULTS[result.outcome], time.perf_counter() - started
+    )
     return [out[p.uid] for p in members]
 
 
@@ -149,10 +176,18 @@ def _failed(
 def _cycle(
     env: CycleEnv, cursor: CycleCursor, pg: PodGroup, queued: Sequence[Pod], already: int,
     dry_run: bool, result: PodGroupResult, out: dict[str, Placement],
+    before_each: BeforeMember | None,
 ) -> None:
     """The algorithm, PodGroupPostFilter on a rejection, and each member's answer."""
     log = AssumeLog()
-    run = run_group_algorithm(env, cursor, pg, queued, already, dry_run, log)
+    try:
+        run = run_group_algorithm(env, cursor, pg, queued, already, dry_run, log, before_each)
+    except BaseException:
+        # a MemoryError (or a bug) midway: the members assumed so far are taken back, so a
+        # dry run leaves the snapshot as it was and a group is never left half placed
+        log.revert(env.snapshot)
+        env.batches.invalidate()
+        raise
     result.evaluated = len(run.tried)
     status = run.status
     if status.code is not GroupCode.SUCCESS or dry_run:

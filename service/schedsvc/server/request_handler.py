@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from typing import Any
 
 from ..engine.scheduler import Engine, SnapshotUpdate
 from ..engine.simulate.steps import SimulationResult
@@ -18,8 +19,9 @@ from ..v1 import schedule_pb2 as pb
 from .admission import Admission
 from .cache import request_scope
 from .convert import Converter
+from .convert_pod_group import pod_group_from_pb, pod_group_ref, workload_from_pb
 from .convert_preemption import pdb_key
-from .convert_results import explanation_to_pb
+from .convert_results import explanation_to_pb, group_explanation_to_pb
 from .convert_simulation import result_to_pb, steps_from_pb
 from .convert_storage_update import STORAGE_LISTS, storage_update_fields
 from .limits import Limits
@@ -41,6 +43,10 @@ _LIST_LIMITS = (
     ("upsert_namespaces", "max_namespaces_per_update"),
     ("upsert_pod_disruption_budgets", "max_pdbs_per_update"),
     ("remove_pod_disruption_budgets", "max_pdbs_per_update"),
+    ("upsert_pod_groups", "max_pdbs_per_update"),
+    ("remove_pod_groups", "max_pdbs_per_update"),
+    ("upsert_workloads", "max_pdbs_per_update"),
+    ("remove_workloads", "max_pdbs_per_update"),
     *((fname, "max_storage_objects_per_update") for fname in STORAGE_LISTS),
 )
 
@@ -112,7 +118,30 @@ def _update_from_pb(conv: Converter, request: pb.UpdateSnapshotRequest) -> Snaps
         staged_replace=request.staged_replace,
         commit=request.commit,
         **storage_update_fields(request, conv.caches, conv.max_items),
+        **_pod_group_fields(request, conv.max_items),
     )
+
+
+def _pod_group_fields(request: pb.UpdateSnapshotRequest, max_items: int) -> dict[str, Any]:
+    """scheduling.k8s.io/v1beta1 objects (convert_pod_group.py): PodGroups and Workloads."""
+    return {
+        "upsert_pod_groups": [
+            pod_group_from_pb(g, f"upsert_pod_groups[{i}]", max_items)
+            for i, g in enumerate(request.upsert_pod_groups)
+        ],
+        "remove_pod_groups": [
+            pod_group_ref(k, f"remove_pod_groups[{i}]")
+            for i, k in enumerate(request.remove_pod_groups)
+        ],
+        "upsert_workloads": [
+            workload_from_pb(w, f"upsert_workloads[{i}]", max_items)
+            for i, w in enumerate(request.upsert_workloads)
+        ],
+        "remove_workloads": [
+            pod_group_ref(k, f"remove_workloads[{i}]")
+            for i, k in enumerate(request.remove_workloads)
+        ],
+    }
 
 
 class RequestHandler:
@@ -134,6 +163,7 @@ class RequestHandler:
         self.simulations = SimulationStats()
         self.memory = memory or MemoryBudget(MemoryLimits())
         self.converter = Converter(self.limits.max_items_per_field)
+        self.grouped = engine.generic_workload  # GenericWorkload: fixed at the server's start
         self.clock: Callable[[], float] = time.monotonic  # tests move time by hand
         self.heap: HeapPolicy | None = None  # the serving process's (pauses.py)
 
@@ -178,11 +208,39 @@ class RequestHandler:
 
     def explain(self, request: pb.ExplainRequest) -> pb.ExplainResponse:
         with request_scope():
+            if request.pod_group_members:
+                return self._explain_group(request)
             if not request.HasField("pod"):
                 raise InvalidArgument("pod", "required")
             pod = self.converter.pod_from_pb(request.pod, "pod")
             cluster = self.engine.reader(self.cluster_name(request.cluster))
             return explanation_to_pb(cluster.explain(pod))
+
+    def _explain_group(self, request: pb.ExplainRequest) -> pb.ExplainResponse:
+        """Explain for one PodGroup's members (Cluster.explain_group): all of one group,
+        each uid once, and not with `pod`."""
+        if request.HasField("pod"):
+            raise InvalidArgument("pod", "set either pod or pod_group_members, not both")
+        if len(request.pod_group_members) > self.limits.max_pods_per_request:
+            raise InvalidArgument(
+                "pod_group_members", f"at most {self.limits.max_pods_per_request} pods"
+            )
+        pods = [
+            self.converter.pod_from_pb(p, f"pod_group_members[{i}]")
+            for i, p in enumerate(request.pod_group_members)
+        ]
+        first, uids = pods[0], set()
+        for i, p in enumerate(pods):
+            if not p.pod_group or (p.namespace, p.pod_group) != (first.namespace, first.pod_group):
+                raise InvalidArgument(
+                    f"pod_group_members[{i}].scheduling_group",
+                    "every member names the same PodGroup (in the same namespace)",
+                )
+            if p.uid in uids:
+                raise InvalidArgument(f"pod_group_members[{i}].uid", f"duplicate uid {p.uid!r}")
+            uids.add(p.uid)
+        cluster = self.engine.reader(self.cluster_name(request.cluster))
+        return group_explanation_to_pb(cluster.explain_group(pods))
 
     def simulate(self, request: pb.SimulateRequest, caller: Caller) -> pb.SimulateResponse:
         """The steps on a fork of the cluster (engine Cluster.simulate): checked whole first,
