@@ -112,15 +112,16 @@ def _uids(out: Sequence[object]) -> list[str]:
     return [p.pod_uid for p in out]  # type: ignore[attr-defined]
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "kube's skipPodGroupPodSchedule drops a member being deleted (deletionTimestamp set; "
-    "skipPodSchedule); the engine schedules a pending pod with `terminating` set like any "
-    "other, in a group cycle and alone"))
 def test_skip_pod_group_pod_schedule_drops_a_terminating_member() -> None:
+    """kube's skipPodSchedule drops a member being deleted (deletionTimestamp set): it is not
+    evaluated (the group's cycle tries p1 alone) and is answered with the skip's words."""
     c = gang_cluster([node("node1")], groups=[basic("pg")], **NO_PREEMPTION)
     out = schedule_request(c, [member("p1", "pg"), member("p2", "pg", terminating=True)])
-    assert out[0].outcome is Outcome.SCHEDULED
-    assert "p2" not in c.snapshot.pods
+    assert [(p.pod_uid, p.outcome, p.node_name, p.message) for p in out] == [
+        ("p1", Outcome.SCHEDULED, "node1", ""),
+        ("p2", Outcome.UNSCHEDULABLE, "", "skip schedule deleting pod: default/p2")]
+    assert group_of(out, "default/pg").evaluated == 1
+    assert set(c.snapshot.pods) == {"p1"}
 
 
 def test_skip_pod_group_pod_schedule_drops_an_assumed_member() -> None:

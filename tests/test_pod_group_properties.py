@@ -35,7 +35,6 @@ from schedsvc.model_pod_group import PodGroup
 from schedsvc.resourcehelper import pod_requests
 from tests.builders.domain import node
 from tests.builders.fingerprint import snapshot_state
-from tests.builders.pod_group_world import GroupWorld, fits_somewhere, group_worlds
 from tests.builders.group_cycles import (
     NO_PREEMPTION,
     gang_cluster,
@@ -44,6 +43,7 @@ from tests.builders.group_cycles import (
     state_of,
     warmed,
 )
+from tests.builders.pod_group_world import GroupWorld, fits_somewhere, group_worlds
 
 SETTINGS = settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 ALREADY = "already placed"

@@ -17,12 +17,12 @@ from schedsvc.config import parse_config
 from schedsvc.engine.pod_group_result import PodGroupResult
 from schedsvc.engine.schedule_one import Placement
 from schedsvc.engine.scheduler import Cluster, Engine, SnapshotUpdate
-from schedsvc.framework.feature import EmulatedVersion, Features
 from schedsvc.framework.pod_group_members import PodGroupMembers
 from schedsvc.model import Node, Pod
 from schedsvc.model_pod_group import PodGroup
 from tests.builders.domain import pod
 from tests.builders.fingerprint import snapshot_state
+from tests.builders.gangs import GANG_FEATURES
 
 __all__ = [
     "GANG_FEATURES",
@@ -39,7 +39,6 @@ __all__ = [
     "warmed",
 ]
 
-GANG_FEATURES = Features(EmulatedVersion.V1_37, (("GenericWorkload", True),))
 NO_PREEMPTION: dict[str, Any] = {
     "profiles": [{
         "schedulerName": "default-scheduler",
