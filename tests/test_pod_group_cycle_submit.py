@@ -20,6 +20,7 @@ from schedsvc.engine.pod_group_result import GroupOutcome
 from schedsvc.engine.pod_group_status import GroupCode, GroupStatus, condition_to_write
 from schedsvc.model import Outcome, Pod
 from schedsvc.model_pod_group import PodGroup, PodGroupCondition
+from tests.builders.clusters import cluster_of
 from tests.builders.domain import node
 from tests.builders.group_cycles import (
     DRA_MESSAGE,
@@ -205,3 +206,35 @@ def test_an_unchanged_condition_is_not_written_again() -> None:
     same = _c("False", "Unschedulable", "x")
     pg = PodGroup("pg", conditions=(same,))
     assert condition_to_write(pg, GroupStatus(GroupCode.UNSCHEDULABLE, ["x"])) is None
+
+
+# TestPodGroupCycle_PodGroupPostFilter: whether a rejected group reaches workload-aware
+# preemption (kube's fake DefaultPreemption records the call; here its words show it).
+NO_VICTIMS = "pod group preemption: No preemption victims found for incoming preemptor"
+
+
+def test_pod_group_post_filter_runs_with_generic_workload_and_default_preemption() -> None:
+    """DefaultPreemption's UnschedulableAndUnresolvable ends RunPodGroupPostFilterPlugins with
+    its message alone (DynamicResources' is dropped)."""
+    c = gang_cluster([node("node1")], groups=[basic("pg")])
+    out = schedule_request(c, [_too_big("p1"), _too_big("p2")])
+    assert group_of(out, "default/pg").message == (
+        f"minCount (1) cannot be satisfied: 0 scheduled, 0 remaining, {NO_VICTIMS}")
+
+
+def test_pod_group_post_filter_is_not_run_without_default_preemption() -> None:
+    c = gang_cluster([node("node1")], groups=[basic("pg")], **NO_PREEMPTION)
+    out = schedule_request(c, [_too_big("p1"), _too_big("p2")])
+    assert group_of(out, "default/pg").message == (
+        f"minCount (1) cannot be satisfied: 0 scheduled, 0 remaining, {DRA_MESSAGE}")
+
+
+def test_pod_group_post_filter_is_not_run_with_generic_workload_off() -> None:
+    """No group cycle at all: each member is scheduled alone, its own PostFilter run, as a pod
+    of no group would be."""
+    members = cluster_of([node("node1")]).schedule([_too_big("p1"), _too_big("p2")])[0]
+    loners = cluster_of([node("node1")]).schedule(
+        [member("p1", "", cpu=64000), member("p2", "", cpu=64000)])[0]
+    assert [(p.pod_group, p.group, p.message) for p in members] == [
+        ("", None, p.message) for p in loners]
+    assert all("preemption: " in p.message and NO_VICTIMS not in p.message for p in members)
