@@ -90,7 +90,9 @@ def _check_groups(c: Cluster, request: Sequence[Pod], out: Sequence[Placement],
             assert not placed, f"{key}: {res.outcome.name} yet {len(placed)} placed"
         if pg.gang and placed:
             assert len(placed) + res.already_scheduled >= pg.placement_min_count, key
-        if not pg.gang and res.outcome is GroupOutcome.SCHEDULED:
+        if not pg.gang and res.outcome in (GroupOutcome.SCHEDULED, GroupOutcome.UNSCHEDULABLE):
+            # a basic group tries every member (its minimum of 1 is out of reach only after
+            # the last), so each member it did not place fit nowhere when tried
             for p in members:
                 if p.outcome is Outcome.UNSCHEDULABLE:
                     assert not fits_somewhere(_pod(request, p.pod_uid), free, cpu_of), (
