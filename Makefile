@@ -41,7 +41,7 @@ test: lint typecheck
 wheel-smoke:
 	$(PY) tools/wheel_smoke.py
 
-# make bench [ONLY=issue16[,batching]] [SMALL=1]: every section, or the named ones alone
+# make bench [ONLY=issue16[,gang]] [SMALL=1]: every section (gang: bench/gang.py), or the named ones alone
 bench: gen
 	$(BIN)/python bench/run_all.py $(if $(ONLY),--only $(ONLY)) $(if $(SMALL),--small)
 
