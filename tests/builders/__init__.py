@@ -32,6 +32,7 @@ from tests.builders.plugin_pods import (
     pod_with_spread,
     zone_node,
 )
+from tests.builders.pod_groups import env_of, gang_cluster, group, member, sized
 from tests.builders.snapshots import Filtered, rows_of, run_filter, run_score, snapshot_of
 
 __all__ = [
@@ -66,4 +67,9 @@ __all__ = [
     "Filtered",
     "run_filter",
     "run_score",
+    "gang_cluster",
+    "group",
+    "member",
+    "sized",
+    "env_of",
 ]

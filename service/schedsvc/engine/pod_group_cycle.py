@@ -42,7 +42,10 @@ from .pod_group_status import (
 from .pod_group_validate import validate_pod_group
 from .schedule_one import Placement, schedule_one
 
-__all__ = ["BeforeMember", "GroupRun", "schedule_pod_group", "run_group_algorithm"]
+__all__ = [
+    "BeforeMember", "GroupRun", "schedule_pod_group", "rerun_group_algorithm",
+    "run_group_algorithm",
+]
 
 BeforeMember = Callable[[Pod], None]
 
@@ -109,6 +112,25 @@ def run_group_algorithm(
         # "the framework requires at least 1 pod to be scheduled"
         run.status = GroupStatus.unschedulable()
     return run
+
+
+def rerun_group_algorithm(
+    env: CycleEnv, cursor: CycleCursor, pg: PodGroup, queued: Sequence[Pod], already: int,
+    dry_run: bool,
+) -> tuple[GroupStatus, list[tuple[Pod, str]]]:
+    """kube's pgSchedulingFunc for workload-aware preemption: runRootSchedulingAlgorithm on
+    the snapshot as preemption left it, a real run (each member's cycle moves the cursor),
+    its assumes taken back before it returns; the status and the members placed, in order."""
+    log = AssumeLog()
+    run = run_group_algorithm(env, cursor, pg, queued, already, dry_run, log)
+    placed = [
+        (pod, p.node_name)
+        for pod, p in zip(queued, run.tried, strict=False)
+        if p.outcome is Outcome.SCHEDULED
+    ]
+    if log.revert(env.snapshot):
+        env.batches.invalidate()  # cached verdicts counted the members taken back
+    return run.status, placed
 
 
 def schedule_pod_group(
@@ -182,7 +204,8 @@ def _cycle(
     post: PostFilterOutcome | None = None
     if status.code is GroupCode.UNSCHEDULABLE:
         post = run_pod_group_post_filter(
-            env, cursor, pg, queued, already, run.dra_state, dry_run
+            env, pg, queued, run.dra_state,
+            lambda: rerun_group_algorithm(env, cursor, pg, queued, already, dry_run),
         )
         status = post.apply(status)
     if status.code is GroupCode.ERROR:
