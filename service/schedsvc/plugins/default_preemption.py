@@ -111,12 +111,13 @@ def importance_key(pod: Pod, now: int) -> tuple[int, int]:
 
 
 def split_by_pdb_violation(
-    pods: Sequence[Pod], pdbs: Sequence[PodDisruptionBudget]
+    pods: Sequence[Pod], pdbs: Sequence[PodDisruptionBudget], stop_early: bool = False
 ) -> tuple[list[int], list[int]]:
     """filterPodsWithPDBViolation over `pods` (in importance order): the indexes of the pods
     whose eviction would violate a budget, and of the others, each in the given order. A budget
     is spent by each pod it selects, in order; a pod already in its disruptedPods is not
-    counted again."""
+    counted again. `stop_early` (1.37's FilterVictimsWithPDBViolation): the first budget a pod
+    takes below zero ends its check, the budgets after it are not spent."""
     allowed = [b.disruptions_allowed for b in pdbs]
     violating: list[int] = []
     other: list[int] = []
@@ -131,6 +132,8 @@ def split_by_pdb_violation(
                 allowed[j] -= 1
                 if allowed[j] < 0:
                     violated = True
+                    if stop_early:
+                        break
         (violating if violated else other).append(i)
     return violating, other
 

@@ -30,10 +30,10 @@ from ...plugins.default_preemption import (
 )
 from ..filtering import Diagnosis, NominatedPods
 from ..runtime import CycleState, Framework
+from .nominated import nominated_extra_for
 from .select_victims import (
     NodeOutcomes,
     cut,
-    nominated_extra_for,
     resource_only_applies,
     select_general,
     select_resource_only,

@@ -39,7 +39,6 @@ __all__ = [
     "resource_only_applies",
     "select_resource_only",
     "select_general",
-    "nominated_extra_for",
     "cut",
 ]
 
@@ -128,7 +127,7 @@ class _Potential:
 
 def _potential_victims(
     table: VictimTable, snap: Snapshot, info: PodInfo, rows: Rows,
-    pdbs: Sequence[PodDisruptionBudget], now: int,
+    pdbs: Sequence[PodDisruptionBudget], now: int, stop_early: bool,
 ) -> tuple[_Potential, Rows]:
     """The block's potential victims, and each row's position in the block (-1: not in it)."""
     n = len(rows)
@@ -151,7 +150,7 @@ def _potential_victims(
         for i in np.flatnonzero(counts).tolist():
             a, b = int(first[i]), int(first[i] + counts[i])
             recs = [table.records[s] for s in sel[a:b].tolist()]
-            viol, _ = split_by_pdb_violation([r.pod for r in recs if r is not None], pdbs)
+            viol, _ = split_by_pdb_violation([r.pod for r in recs if r], pdbs, stop_early)
             violating[[a + j for j in viol]] = True
         # reprieve order: violating first, each part by importance
         order = np.lexsort((table.seq[sel], start, -prio, ~violating, gpos))
@@ -172,7 +171,8 @@ def select_resource_only(
         return out
     table = VictimTable.for_snapshot(snap)
     width = table.resource_width()
-    v, pos_of = _potential_victims(table, snap, info, rows, pdbs, now)
+    stop_early = fw.profile.features.pdb_violation_stops_early
+    v, pos_of = _potential_victims(table, snap, info, rows, pdbs, now, stop_early)
     k = np.arange(len(v.sel)) - v.first[v.gpos]
     depth = int(v.counts.max()) if len(v.sel) else 0
     stack = np.zeros((n, depth, width), dtype=np.int64)
@@ -337,7 +337,8 @@ def _general_one(
             _reasons_by_row(rejections, out.reasons)
             return
         potential.sort(key=lambda r: importance_key(r.pod, now))  # stable: node order on ties
-        viol_idx, other_idx = split_by_pdb_violation([r.pod for r in potential], pdbs)
+        early = fw.profile.features.pdb_violation_stops_early
+        viol_idx, other_idx = split_by_pdb_violation([r.pod for r in potential], pdbs, early)
         victims: list[PodRecord] = []
         viol = 0
         for part, counts in ((viol_idx, True), (other_idx, False)):
@@ -360,41 +361,3 @@ def _general_one(
         now_on_row = snap.pods_on_row[row]
         snap.pods_on_row[row] = {uid: now_on_row[uid] for uid in original}
         snap.generation = generation
-
-
-def nominated_extra_for(
-    snap: Snapshot, info: PodInfo, width: int
-) -> tuple[dict[int, IntArray], bool]:
-    """Per row, the request vectors (pods column included) of the pods nominated there with
-    priority >= the pod's, and whether any of them has inter-pod terms (the vectorized path
-    then does not apply: their first filter pass involves more than resources)."""
-    from ...framework.affinity_index import pod_has_pod_affinity
-
-    extra: dict[int, IntArray] = {}
-    terms = False
-    index = snap.resource_index
-    cache = VictimTable.for_snapshot(snap).nominated_vectors
-    for uid, rec in snap.nominated.items():
-        p = rec.pod
-        if uid == info.uid or p.priority < info.pod.priority:
-            continue
-        row = snap.row_of(rec.nominated_node_name)
-        if row is None:
-            continue
-        hit = cache.get(uid)
-        if hit is None or hit[0] is not rec or len(hit[1]) != width:
-            own = np.zeros(width, dtype=np.int64)
-            for res, qty in rec.info.requests.items():
-                col = index.get(res)
-                if col is not None and col < width:
-                    own[col] += qty
-            own[index[PODS]] += 1
-            hit = cache[uid] = (rec, own, pod_has_pod_affinity(p))
-        terms = terms or hit[2]
-        vec = extra.get(row)
-        extra[row] = hit[1].copy() if vec is None else vec + hit[1]
-    if len(cache) > 2 * len(snap.nominated) + 64:  # forget nominations that are gone
-        for uid in [u for u in cache if u not in snap.nominated]:
-            del cache[uid]
-    return extra, terms
-
