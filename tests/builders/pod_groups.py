@@ -23,10 +23,12 @@ __all__ = ["GENERIC_WORKLOAD", "env_of", "gang_cluster", "group", "member", "siz
 def gang_cluster(
     nodes: Iterable[Node], pods: Iterable[Pod] = (), groups: Iterable[PodGroup] = (),
     pdbs: Iterable[PodDisruptionBudget] = (), *, seed: int = 3, batching: bool = False,
+    generic_workload: bool = True,
 ) -> Cluster:
-    """Cluster "t" of a fresh engine with --feature-gates GenericWorkload=true."""
-    engine = Engine(parse_config({}, features=GENERIC_WORKLOAD), seed=seed,
-                    batching_enabled=batching)
+    """Cluster "t" of a fresh engine with --feature-gates GenericWorkload=true (or, to
+    compare, the default gates)."""
+    features = GENERIC_WORKLOAD if generic_workload else Features()
+    engine = Engine(parse_config({}, features=features), seed=seed, batching_enabled=batching)
     c = engine.cluster("t")
     c.update(SnapshotUpdate(
         upsert_nodes=list(nodes), upsert_pods=list(pods), upsert_pod_groups=list(groups),

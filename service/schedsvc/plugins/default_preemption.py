@@ -15,7 +15,7 @@ The engine (engine/preemption) finds the victims on each node; these decide arou
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -90,16 +90,19 @@ def num_candidates(args: DefaultPreemptionArgs, num_potential: int) -> int:
 
 
 def eligible_to_preempt(
-    pod: Pod, nominated_unresolvable: bool, nominated_node_pods: Sequence[Pod] | None
+    pod: Pod, nominated_unresolvable: bool, nominated_node_pods: Sequence[Pod] | None,
+    priority_of: Callable[[Pod], int] | None = None,
 ) -> tuple[bool, str]:
     """PodEligibleToPreemptOthers. `nominated_node_pods`: the pods on the pod's nominated node
     (None when it has none or the node is gone); `nominated_unresolvable`: the filters called
-    that node UnschedulableAndUnresolvable, so preempting elsewhere is allowed."""
+    that node UnschedulableAndUnresolvable, so preempting elsewhere is allowed. `priority_of`:
+    a victim's priority (with GenericWorkload, a member's is its PodGroup's)."""
     if pod.preemption_policy is PreemptionPolicy.NEVER:
         return False, NOT_ELIGIBLE_NEVER
     if pod.nominated_node_name and not nominated_unresolvable and nominated_node_pods:
         for p in nominated_node_pods:
-            if p.priority < pod.priority and p.terminating_by_preemption:
+            prio = p.priority if priority_of is None else priority_of(p)
+            if prio < pod.priority and p.terminating_by_preemption:
                 return False, NOT_ELIGIBLE_TERMINATING
     return True, ""
 

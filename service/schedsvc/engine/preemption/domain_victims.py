@@ -69,17 +69,19 @@ class _Clock:
         return self._now
 
 
-def cross_nodes_victims(snap: Snapshot, now: int) -> list[DomainVictim]:
-    """getCrossNodesVictims over the whole cluster: nodes in the snapshot's order, each
-    node's pods in its order; a `disruptionMode: all` group's members once, where its first
-    member is met. kube lists that group's members from a map (no fixed order); here they
-    come in the order they joined."""
+def cross_nodes_victims(
+    snap: Snapshot, now: int, rows: Sequence[int] | None = None
+) -> list[DomainVictim]:
+    """getCrossNodesVictims over `rows` (default: the whole cluster, in the snapshot's
+    order), each node's pods in its order; a `disruptionMode: all` group's members (on any
+    node) once, where its first member is met. kube lists that group's members from a map (no
+    fixed order); here they come in the order they joined."""
     groups = snap.pod_groups
     members = PodGroupMembers.for_snapshot(snap)
     clock = _Clock(now)
     seen: set[str] = set()
     out: list[DomainVictim] = []
-    for row in snap.order.tolist():
+    for row in snap.order.tolist() if rows is None else rows:
         for rec in snap.pods_on_row[row].values():
             pod = rec.pod
             key = pod_group_key(pod.namespace, pod.pod_group) if pod.pod_group else ""

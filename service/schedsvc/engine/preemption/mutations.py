@@ -14,10 +14,12 @@ __all__ = ["SnapshotMutations"]
 
 class SnapshotMutations:
     """Pods taken out of the snapshot (`remove`), some put back on the way (`add_back`),
-    all restored by `end`. The generation moves forward: caches see a change and recompute."""
+    all restored by `end`. The generation moves forward (caches see a change and recompute),
+    or, `keep_generation`, is put back as single-pod preemption's dry run does."""
 
-    def __init__(self, snap: Snapshot) -> None:
+    def __init__(self, snap: Snapshot, keep_generation: bool = False) -> None:
         self._snap = snap
+        self._generation = snap.generation if keep_generation else None
         self._out: dict[str, PodRecord] = {}
         self._order: dict[int, list[str]] = {}  # row -> its pods' first order
         self._seq: dict[str, int] = {}
@@ -58,3 +60,5 @@ class SnapshotMutations:
                 self._table.set_seq(uid, seq)
         self._order.clear()
         self._seq.clear()
+        if self._generation is not None:
+            snap.generation = self._generation

@@ -36,6 +36,8 @@ from .victim_table import VictimTable
 
 __all__ = [
     "NodeOutcomes",
+    "empty_outcomes",
+    "reasons_by_row",
     "resource_only_applies",
     "select_resource_only",
     "select_general",
@@ -65,7 +67,7 @@ class NodeOutcomes:
     victims_of: Callable[[int], list[PodRecord]] = lambda i: []
 
 
-def _empty_outcomes(rows: Rows) -> NodeOutcomes:
+def empty_outcomes(rows: Rows) -> NodeOutcomes:
     n = len(rows)
     z = np.zeros(n, dtype=np.int64)
     return NodeOutcomes(
@@ -90,7 +92,7 @@ def _summarize(
     )
 
 
-def _reasons_by_row(rejections: Sequence[Rejection], out: dict[int, list[str]]) -> None:
+def reasons_by_row(rejections: Sequence[Rejection], out: dict[int, list[str]]) -> None:
     for rej in rejections:
         for r in rej.rows.tolist():
             out.setdefault(r, [])
@@ -165,7 +167,7 @@ def select_resource_only(
     """Vectorized SelectVictimsOnNode over `rows` (see the module docstring for when it
     applies). `nominated_extra`: per row, the summed request vector of the nominated pods of
     priority >= the pod's (their pass of the two-pass filter is the binding one here)."""
-    out = _empty_outcomes(rows)
+    out = empty_outcomes(rows)
     n = len(rows)
     if n == 0:
         return out
@@ -196,7 +198,7 @@ def select_resource_only(
         res = fw.run_filter(cs, info, snap, chk_rows)
     finally:
         snap.requested[chk_rows] = saved
-    _reasons_by_row(res.rejections, out.reasons)
+    reasons_by_row(res.rejections, out.reasons)
     fits = check[res.feasible]
     if len(fits) == 0:
         return out
@@ -280,7 +282,7 @@ def select_general(
     """SelectVictimsOnNode one node at a time on the snapshot itself; `stop(out, i)` after node
     i ends the walk early (kube's candidate count reached). Rows not reached stay
     non-candidates with no reasons; `out.rows` is cut to the rows walked."""
-    out = _empty_outcomes(rows)
+    out = empty_outcomes(rows)
     lists: dict[int, list[PodRecord]] = {}
     out.victims_of = lambda i: lists.get(i, [])
     walked = len(rows)
@@ -334,7 +336,7 @@ def _general_one(
             out_of_snapshot[rec.pod.uid] = rec
         ok, rejections = fits()
         if not ok:
-            _reasons_by_row(rejections, out.reasons)
+            reasons_by_row(rejections, out.reasons)
             return
         potential.sort(key=lambda r: importance_key(r.pod, now))  # stable: node order on ties
         early = fw.profile.features.pdb_violation_stops_early
