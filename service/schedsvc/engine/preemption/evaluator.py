@@ -140,7 +140,7 @@ def preempt(
         if row is not None:
             nominated_pods = [rec.pod for rec in snap.pods_on_row[row].values()]
             nominated_unresolvable = not bool(np.isin(row, potential))
-    grouped = grouped_applies(fw, snap)
+    grouped = fw.generic_workload and grouped_applies(snap)
     groups = snap.pod_groups
     ok, why = eligible_to_preempt(
         pod, nominated_unresolvable, nominated_pods,

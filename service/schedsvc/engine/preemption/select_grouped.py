@@ -35,9 +35,10 @@ from .select_victims import NodeOutcomes, cut, empty_outcomes, reasons_by_row
 __all__ = ["grouped_applies", "select_grouped"]
 
 
-def grouped_applies(fw: Framework, snap: Snapshot) -> bool:
-    """GenericWorkload on and some pod group has a member on a node."""
-    return fw.profile.features.generic_workload and PodGroupMembers.for_snapshot(snap).any()
+def grouped_applies(snap: Snapshot) -> bool:
+    """Some pod group has a member on a node (asked with GenericWorkload on only: the
+    index is built the first time)."""
+    return PodGroupMembers.for_snapshot(snap).any()
 
 
 def select_grouped(
