@@ -30,6 +30,7 @@ from ..plugins.gang_scheduling import Feasibility, placement_feasible, pre_enque
 from .assume_log import AssumeLog
 from .cycle_context import CycleCursor
 from .cycle_env import CycleEnv
+from .in_flight import InFlight
 from .pod_group_order import group_key
 from .pod_group_post_filter import PostFilterOutcome, run_pod_group_post_filter
 from .pod_group_result import GroupOutcome, PodGroupResult
@@ -200,28 +201,14 @@ def _cycle(
     dry_run: bool, result: PodGroupResult, out: dict[str, Placement],
     before_each: BeforeMember | None,
 ) -> None:
-    """The algorithm, PodGroupPostFilter on a rejection, and each member's answer."""
-    log = AssumeLog()
+    """The algorithm, PodGroupPostFilter on a rejection (the members in flight: in_flight.py),
+    and each member's answer."""
+    flight = InFlight(env, queued)
     try:
-        run = run_group_algorithm(env, cursor, pg, queued, already, dry_run, log, before_each)
-    except BaseException:
-        # a MemoryError (or a bug) midway: the members assumed so far are taken back, so a
-        # dry run leaves the snapshot as it was and a group is never left half placed
-        log.revert(env.snapshot)
-        env.batches.invalidate()
-        raise
+        run, status, post = _algorithm(env, cursor, pg, queued, already, dry_run, before_each)
+    finally:
+        flight.land()
     result.evaluated = len(run.tried)
-    status = run.status
-    if status.code is not GroupCode.SUCCESS or dry_run:
-        if log.revert(env.snapshot):
-            env.batches.invalidate()  # cached verdicts counted the members taken back
-    post: PostFilterOutcome | None = None
-    if status.code is GroupCode.UNSCHEDULABLE:
-        post = run_pod_group_post_filter(
-            env, pg, queued, run.dra_state,
-            lambda: rerun_group_algorithm(env, cursor, pg, queued, already, dry_run),
-        )
-        status = post.apply(status)
     if status.code is GroupCode.ERROR:
         _finish_error(env, pg, queued, result, status, dry_run, out, run.tried)
         return
@@ -233,17 +220,49 @@ def _cycle(
         for p in run.tried:
             out[p.pod_uid] = dataclasses.replace(p, pod_group=key, group=result)
         return
-    _submit_rejected(env, queued, result, status, post, run.tried, dry_run, out)
+    _submit_rejected(
+        env, queued, result, status, post, run.tried, dry_run, out, run.status.message()
+    )
+
+
+def _algorithm(
+    env: CycleEnv, cursor: CycleCursor, pg: PodGroup, queued: Sequence[Pod], already: int,
+    dry_run: bool, before_each: BeforeMember | None,
+) -> tuple[GroupRun, GroupStatus, PostFilterOutcome | None]:
+    """runRootSchedulingAlgorithm (a rejected group taken back), then PodGroupPostFilter."""
+    log = AssumeLog()
+    try:
+        run = run_group_algorithm(env, cursor, pg, queued, already, dry_run, log, before_each)
+    except BaseException:
+        # a MemoryError (or a bug) midway: the members assumed so far are taken back, so a
+        # dry run leaves the snapshot as it was and a group is never left half placed
+        log.revert(env.snapshot)
+        env.batches.invalidate()
+        raise
+    status = run.status
+    if status.code is not GroupCode.SUCCESS or dry_run:
+        if log.revert(env.snapshot):
+            env.batches.invalidate()  # cached verdicts counted the members taken back
+    post: PostFilterOutcome | None = None
+    if status.code is GroupCode.UNSCHEDULABLE:
+        post = run_pod_group_post_filter(
+            env, pg, queued, run.dra_state,
+            lambda: rerun_group_algorithm(env, cursor, pg, queued, already, dry_run),
+        )
+        status = post.apply(status)
+    return run, status, post
 
 
 def _submit_rejected(
     env: CycleEnv, queued: Sequence[Pod], result: PodGroupResult, status: GroupStatus,
     post: PostFilterOutcome | None, tried: Sequence[Placement], dry_run: bool,
-    out: dict[str, Placement],
+    out: dict[str, Placement], untried_msg: str,
 ) -> None:
     """submitPodGroupAlgorithmResult for a rejected group: a member that fit is told the
     group's status (behind errPodGroupUnschedulable unless the group waits on preemption),
-    one that did not keeps its own FitError, one never tried gets the group's status."""
+    one that did not keeps its own FitError, one never tried gets the algorithm's status
+    (`untried_msg`: completePodGroupAlgorithmResult clones it before PodGroupPostFilter
+    appends its message to the group's)."""
     key = result.pod_group
     waiting = post is not None and post.waiting
     nominations = post.nominations if post is not None and waiting else {}
@@ -256,7 +275,7 @@ def _submit_rejected(
         t = by_uid.get(pod.uid)
         node = nominations.get(pod.uid, "")
         if t is None:
-            out[pod.uid] = _failed(pod, key, result, group_msg, nominated=node)
+            out[pod.uid] = _failed(pod, key, result, untried_msg, nominated=node)
         elif t.outcome is Outcome.SCHEDULED:
             msg = group_msg if waiting else f"{ERR_POD_GROUP_UNSCHEDULABLE}, {group_msg}"
             out[pod.uid] = _failed(pod, key, result, msg, t.cycle, node)
