@@ -276,3 +276,21 @@ def test_a_dry_run_preemption_leaves_the_cluster_as_it_was() -> None:
     assert {v.uid for v in g.victims} == {"low-1", "low-2", "low-3"}
     assert {u: r.node_name for u, r in c.snapshot.pods.items()} == before
     assert not c.snapshot.nominated
+
+
+def test_members_do_not_count_each_others_nominations() -> None:
+    """kube's nominator hands an in-flight member's nomination to the two-pass filter as its
+    bare podRef (priority 0, no containers), so m1's nomination to n1 does not keep m0 off n1:
+    m0 takes the emptier n1, m1 (2 CPUs) then fits nowhere, and the gang of 2 fails. Counting
+    m1 there would have sent m0 to n2 and placed both."""
+    c = gang_cluster(
+        [node("n1", cpu=2000), node("n2", cpu=2000)],
+        [low("keep", 1, 1000, "n2"), low("m1", 2, 100, pod_group="g", nominated_node_name="n1")],
+        [group("g", 100, 2)],
+    )
+    out, _ = c.schedule([low("m0", 1, 100, pod_group="g"),
+                         low("m1", 2, 100, pod_group="g", nominated_node_name="n1")])
+    g = out[0].group
+    assert g is not None and g.outcome is GroupOutcome.UNSCHEDULABLE
+    assert out[1].message == "0/2 nodes are available: 2 Insufficient cpu."
+    assert not (set(c.snapshot.pods) & {"m0", "m1"})
