@@ -32,7 +32,7 @@ from tests.builders.plugin_pods import (
     pod_with_spread,
     zone_node,
 )
-from tests.builders.pod_groups import env_of, gang_cluster, group, member, sized
+from tests.builders.group_domain import env_of, gang_cluster, group, member, sized
 from tests.builders.snapshots import Filtered, rows_of, run_filter, run_score, snapshot_of
 
 __all__ = [
