@@ -176,8 +176,6 @@ def pod_to_pb(pod: model.Pod) -> pb.Pod:
     if pod.requests:
         out.resources.requests.update(_quantities(pod.requests))
     out.volumes.extend(volume_to_pb(v) for v in pod.volumes)
-    if pod.pod_group:  # spec.schedulingGroup.podGroupName
-        out.scheduling_group.pod_group_name = pod.pod_group
     if pod.disruption is not None:
         d = pod.disruption
         out.disruption.CopyFrom(pb.PodDisruption(
