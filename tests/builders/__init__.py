@@ -20,6 +20,7 @@ from tests.builders.domain import (
     pod_with_tolerations,
     resource_name,
 )
+from tests.builders.group_domain import env_of, gang_cluster, group, member, sized
 from tests.builders.messages import pb_node, pb_pod, replace_nodes
 from tests.builders.plugin_pods import (
     Port,
@@ -32,7 +33,6 @@ from tests.builders.plugin_pods import (
     pod_with_spread,
     zone_node,
 )
-from tests.builders.group_domain import env_of, gang_cluster, group, member, sized
 from tests.builders.snapshots import Filtered, rows_of, run_filter, run_score, snapshot_of
 
 __all__ = [
