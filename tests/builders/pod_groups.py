@@ -19,6 +19,7 @@ __all__ = [
     "kube_workload",
     "pb_basic_group",
     "pb_gang",
+    "pb_member",
     "pb_template",
     "pb_workload",
 ]
@@ -49,6 +50,16 @@ def pb_basic_group(name: str, namespace: str = "default", **spec: Any) -> pb.Pod
             scheduling_policy=pb.PodGroupSchedulingPolicy(basic=pb.BasicSchedulingPolicy()),
             **spec,
         ),
+    )
+
+
+def pb_member(uid: str, group: str, cpu: str = "1", namespace: str = "default",
+              **fields: Any) -> pb.Pod:
+    """A pending pod of PodGroup `group` (spec.schedulingGroup.podGroupName), named as its uid."""
+    return pb.Pod(
+        uid=uid, name=uid, namespace=namespace,
+        containers=[pb.Container(name="c", requests={"cpu": cpu})],
+        scheduling_group=pb.PodSchedulingGroup(pod_group_name=group), **fields,
     )
 
 
