@@ -22,7 +22,7 @@ from schedsvc.model import Node, Pod
 from schedsvc.model_pod_group import PodGroup
 from tests.builders.domain import pod
 from tests.builders.fingerprint import snapshot_state
-from tests.builders.gangs import GANG_FEATURES
+from tests.builders.pod_groups import GANG_FEATURES
 
 __all__ = [
     "GANG_FEATURES",

@@ -14,6 +14,7 @@ from schedsvc.v1 import schedule_pb2 as pb
 __all__ = [
     "KUBE_POD_GROUP",
     "KUBE_WORKLOAD",
+    "GANG_FEATURES",
     "gang_config",
     "kube_pod_group",
     "kube_workload",
@@ -25,9 +26,12 @@ __all__ = [
 ]
 
 
+GANG_FEATURES = Features(gates=(("GenericWorkload", True),))  # v1.37.2 with the gate on
+
+
 def gang_config() -> SchedulerConfig:
     """kube's default profile with --feature-gates GenericWorkload=true."""
-    return default_config(features=Features(gates=(("GenericWorkload", True),)))
+    return default_config(features=GANG_FEATURES)
 
 
 def pb_gang(name: str, min_count: int, namespace: str = "default", **spec: Any) -> pb.PodGroup:
