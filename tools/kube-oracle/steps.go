@@ -100,7 +100,7 @@ type stepLog struct {
 	firstMsg   map[string]string
 	nominated  map[string]string
 	decided    map[string]bool
-	deleted    [][]string          // per step
+	deleted    [][]string                  // per step
 	conditions map[string][]GroupCondition // group key -> per patch
 	pops       [][]string                  // per step
 	attempts   map[string][]int            // group key -> pops per step
