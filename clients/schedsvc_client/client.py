@@ -24,7 +24,6 @@ import threading
 import time
 from collections import deque
 from collections.abc import Iterable, Iterator, Sequence
-from pathlib import Path
 from types import TracebackType
 from typing import Any
 
@@ -33,22 +32,14 @@ import grpc
 from schedsvc.v1 import schedule_pb2 as pb
 from schedsvc.v1 import schedule_pb2_grpc as pb_grpc
 
-from .desired_state import STORAGE_FIELDS, DesiredState, replay_chunks
+from .desired_state import OBJECT_FIELDS, DesiredState, replay_chunks
 from .retry import RETRYABLE, ResyncError, RetryPolicy, call_with_retry
 from .stream_source import BatchSource
+from .tls import tls_credentials
 
 __all__ = ["SchedClient", "RetryPolicy", "ResyncError", "tls_credentials", "NOT_ATTEMPTED"]
 
 NOT_ATTEMPTED = "not attempted: deadline exceeded"
-
-
-def tls_credentials(
-    ca_file: str | Path, cert_file: str | Path | None = None, key_file: str | Path | None = None
-) -> grpc.ChannelCredentials:
-    """TLS trusting `ca_file`; with a certificate and key, the client side of mutual TLS."""
-    cert = Path(cert_file).read_bytes() if cert_file else None
-    key = Path(key_file).read_bytes() if key_file else None
-    return grpc.ssl_channel_credentials(Path(ca_file).read_bytes(), key, cert)
 
 
 class SchedClient:
@@ -134,10 +125,11 @@ class SchedClient:
         """Push a change and remember it. A patch carries the epoch it was meant for; if the
         server restarted since, the whole desired state (this change included) is replayed.
         `storage`: the request's storage lists by name (upsert_persistent_volumes=...,
-        remove_persistent_volume_claims=..., as KubeCluster.storage_lists() gives them)."""
-        unknown = set(storage) - set(STORAGE_FIELDS)
+        remove_persistent_volume_claims=..., as KubeCluster.storage_lists() gives them), and
+        its PodGroup and Workload lists (upsert_pod_groups=..., remove_workloads=...)."""
+        unknown = set(storage) - set(OBJECT_FIELDS)
         if unknown:
-            raise TypeError(f"update_snapshot() got unknown storage lists {sorted(unknown)}")
+            raise TypeError(f"update_snapshot() got unknown object lists {sorted(unknown)}")
         req = pb.UpdateSnapshotRequest(
             cluster=self.cluster, replace=replace, upsert_nodes=upsert_nodes,
             remove_nodes=remove_nodes, upsert_pods=upsert_pods, remove_pods=remove_pods,
@@ -259,11 +251,14 @@ class SchedClient:
 
     # ---- scheduling ---------------------------------------------------------------------------
     def schedule(
-        self, pods: Sequence[pb.Pod], dry_run: bool = False, timeout: float | None = None
+        self, pods: Sequence[pb.Pod], dry_run: bool = False, timeout: float | None = None,
+        pod_groups: list[pb.PodGroupResult] | None = None,
     ) -> list[pb.Placement]:
         """One placement per pod, in order. Retries UNAVAILABLE and RESOURCE_EXHAUSTED with
         backoff, re-sends pods the server did not reach before a deadline, and replays the
-        snapshot when the server restarted (new epoch) or refused with FAILED_PRECONDITION."""
+        snapshot when the server restarted (new epoch) or refused with FAILED_PRECONDITION.
+        `pod_groups` gets one result per pod group (GenericWorkload), the last answer's."""
+        groups: dict[str, pb.PodGroupResult] = {}
         pods = list(pods)
         out: list[pb.Placement | None] = [None] * len(pods)
         todo = list(range(len(pods)))
@@ -308,9 +303,14 @@ class SchedClient:
                 continue
             for i, pl in attempted:
                 out[i] = pl
+            for g in resp.pod_groups:
+                if g.outcome or g.pod_group not in groups:
+                    groups[g.pod_group] = g
             todo = [i for i in todo if out[i] is None]
             if todo and time.monotonic() >= deadline:
                 break
+        if pod_groups is not None:
+            pod_groups.extend(groups.values())
         return [pl if pl is not None else pb.Placement(pod_uid=pods[i].uid, message=NOT_ATTEMPTED)
                 for i, pl in enumerate(out)]
 

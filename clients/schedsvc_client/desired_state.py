@@ -7,7 +7,7 @@ from typing import Any
 
 from schedsvc.v1 import schedule_pb2 as pb
 
-__all__ = ["STORAGE_FIELDS", "DesiredState", "replay_chunks"]
+__all__ = ["OBJECT_FIELDS", "STORAGE_FIELDS", "DesiredState", "replay_chunks"]
 
 # UpdateSnapshotRequest's storage lists: (upsert, remove), and whether the key is namespaced
 _STORAGE = (
@@ -20,6 +20,14 @@ _STORAGE = (
     ("upsert_volume_attachments", "remove_volume_attachments", False),
 )
 STORAGE_FIELDS = tuple(f for upsert, remove, _ in _STORAGE for f in (upsert, remove))
+# scheduling.k8s.io/v1beta1 (gang scheduling): kept as the storage lists are
+_POD_GROUPS = (
+    ("upsert_pod_groups", "remove_pod_groups", True),
+    ("upsert_workloads", "remove_workloads", True),
+)
+_KEYED = (*_STORAGE, *_POD_GROUPS)
+# the lists SchedClient.update_snapshot takes by keyword beyond its own parameters
+OBJECT_FIELDS = tuple(f for upsert, remove, _ in _KEYED for f in (upsert, remove))
 
 
 def _key(obj: Any, namespaced: bool) -> str:
@@ -34,8 +42,9 @@ class DesiredState:
         self.pods: dict[str, pb.Pod] = {}  # bound (node_name) or nominated pods, by uid
         self.namespaces: dict[str, pb.Namespace] = {}
         self.pdbs: dict[str, pb.PodDisruptionBudget] = {}  # "namespace/name"
-        # storage objects by upsert list, then by key (name, or "namespace/name")
-        self.storage: dict[str, dict[str, Any]] = {upsert: {} for upsert, _, _ in _STORAGE}
+        # storage objects, PodGroups and Workloads by upsert list, then by key (name, or
+        # "namespace/name")
+        self.storage: dict[str, dict[str, Any]] = {upsert: {} for upsert, _, _ in _KEYED}
 
     def copy(self) -> DesiredState:
         out = DesiredState()
@@ -73,7 +82,7 @@ class DesiredState:
             self.pdbs.pop(key, None)
         for b in req.upsert_pod_disruption_budgets:
             self.pdbs[f"{b.namespace or 'default'}/{b.name}"] = b
-        for upsert, remove, namespaced in _STORAGE:
+        for upsert, remove, namespaced in _KEYED:
             objects = self.storage[upsert]
             for key in getattr(req, remove):
                 objects.pop(key, None)

@@ -21,15 +21,18 @@ from .kube_context import PriorityClasses, default_selector_for
 from .kube_files import Source, flat_objects
 from .kube_json import KubeObjectError, as_object, as_str, join, object_parts, quantities, str_map
 from .kube_pod import TERMINAL_PHASES, is_terminal, pod_from_kube
+from .kube_pod_groups import POD_GROUP_KINDS, pod_group_from_kube, workload_from_kube
 from .kube_preemption import pdb_from_kube
 from .kube_proto import parse_into
 from .kube_storage import STORAGE_KINDS, storage_object_from_kube
-from .unmodelled import LoadReport, UnmodelledFieldWarning
+from .unmodelled import FieldPolicy, LoadReport, UnmodelledFieldWarning
 
 __all__ = [
     "KubeObjectError",
     "node_from_kube",
     "pod_from_kube",
+    "pod_group_from_kube",
+    "workload_from_kube",
     "namespace_from_kube",
     "default_selector_for",
     "load_objects",
@@ -83,7 +86,7 @@ def namespace_from_kube(obj: Mapping[str, Any], path: str = "") -> pb.Namespace:
 
 _SELECTING_KINDS = {"Service", "ReplicaSet", "StatefulSet", "ReplicationController"}
 # kinds load_cluster reads beside nodes, pods and namespaces
-_READ_ELSEWHERE = {"PriorityClass", "PodDisruptionBudget", *STORAGE_KINDS}
+_READ_ELSEWHERE = {"PriorityClass", "PodDisruptionBudget", *STORAGE_KINDS, *POD_GROUP_KINDS}
 
 
 def load_objects(
@@ -164,6 +167,9 @@ class KubeCluster:
     csi_drivers: list[pb.CSIDriver] = field(default_factory=list)
     csi_storage_capacities: list[pb.CSIStorageCapacity] = field(default_factory=list)
     volume_attachments: list[pb.VolumeAttachment] = field(default_factory=list)
+    # scheduling.k8s.io/v1beta1 (kube_pod_groups.py): what gang scheduling reads
+    pod_groups: list[pb.PodGroup] = field(default_factory=list)
+    workloads: list[pb.Workload] = field(default_factory=list)
 
     def storage_lists(self) -> dict[str, list[Any]]:
         """The storage objects as UpdateSnapshotRequest's keyword arguments (upsert_*)."""
@@ -180,14 +186,20 @@ def load_cluster(
 ) -> KubeCluster:
     """load_objects plus policy/v1 PodDisruptionBudgets (what DefaultPreemption reads) and the
     storage objects the volume plugins read (PersistentVolumes, claims, StorageClasses,
-    CSINodes, CSIDrivers, CSIStorageCapacities, VolumeAttachments)."""
+    CSINodes, CSIDrivers, CSIStorageCapacities, VolumeAttachments), and the
+    scheduling.k8s.io/v1beta1 PodGroups and Workloads of gang scheduling."""
     flat = flat_objects(source)
     nodes, pods, namespaces = _convert(flat, ignore_unmodelled, report, reschedule_all)
     pdbs = [pdb_from_kube(obj, path) for kind, obj, path in flat if kind == "PodDisruptionBudget"]
     out = KubeCluster(nodes, pods, namespaces, pdbs)
+    policy = FieldPolicy(ignore_unmodelled, report)
     for kind, obj, path in flat:
         if kind in STORAGE_KINDS:
             upsert = STORAGE_KINDS[kind][0]
             getattr(out, upsert.removeprefix("upsert_")).append(
                 storage_object_from_kube(kind, obj, path))
+        elif kind == "PodGroup":
+            out.pod_groups.append(pod_group_from_kube(obj, path, policy=policy))
+        elif kind == "Workload":
+            out.workloads.append(workload_from_kube(obj, path, policy=policy))
     return out

@@ -22,6 +22,7 @@ from .kube_json import (
     quantities,
     str_map,
 )
+from .kube_pod_groups import scheduling_group_into
 from .kube_preemption import set_preemption_fields
 from .kube_proto import parse_into
 from .kube_resources import (
@@ -137,6 +138,7 @@ def pod_from_kube(
         parse_into(pod, passed, join(path, "spec"))
     set_preemption_fields(pod, meta, spec, status, path)
     set_disruption(pod, meta, path)
+    scheduling_group_into(pod, spec, path)
     if default_selector is not None:
         pod.default_selector.CopyFrom(default_selector)
     return pod

@@ -15,7 +15,8 @@ from .config import SchedulerConfig, default_config, load_config
 from .engine.nomination_bound import DEFAULT_MAX_NOMINATED_PODS
 from .engine.scheduler import Engine
 from .errors import ConfigError
-from .framework.feature import DEFAULT_EMULATED_VERSION, parse_emulated_version
+from .feature_gates import KNOWN_GATES, parse_feature_gates, profile_gates
+from .framework.feature import DEFAULT_EMULATED_VERSION, Features, parse_emulated_version
 from .observability.setup import setup_observability, tracing_requested
 from .server.app import Server, ServerOptions
 from .server.auth import TokenAuthInterceptor, load_tokens
@@ -23,23 +24,7 @@ from .server.counts import DEFAULT_MAX_ITEMS
 from .server.limits import Limits
 from .server.tls import server_credentials
 
-__all__ = ["main", "build_parser", "parse_feature_gates", "scheduler_config"]
-
-KNOWN_GATES = {"OpportunisticBatching": True}
-
-
-def parse_feature_gates(text: str) -> dict[str, bool]:
-    """kube's --feature-gates syntax: "A=true,B=false"."""
-    gates = dict(KNOWN_GATES)
-    for part in filter(None, (p.strip() for p in text.split(","))):
-        name, sep, value = part.partition("=")
-        if not sep or value.lower() not in ("true", "false"):
-            raise ConfigError("--feature-gates", f"expected Name=true|false, got {part!r}")
-        if name not in KNOWN_GATES:
-            raise ConfigError("--feature-gates", f"unknown feature gate {name!r}")
-        gates[name] = value.lower() == "true"
-    return gates
-
+__all__ = ["KNOWN_GATES", "main", "build_parser", "parse_feature_gates", "scheduler_config"]
 
 def _env(name: str, default: str) -> str:
     return os.environ.get("SCHEDSVC_" + name, default)
@@ -89,7 +74,9 @@ def build_parser() -> argparse.ArgumentParser:
                    "(v1.37.2) or 1.35 (v1.35.4); kube's own compatibility flag "
                    "(default %(default)s)")
     s.add_argument("--feature-gates", default=_env("FEATURE_GATES", ""),
-                   help="kube syntax, e.g. OpportunisticBatching=false")
+                   help="kube syntax, e.g. OpportunisticBatching=false,GenericWorkload=true; "
+                   "the gates of the emulated release: " + ", ".join(KNOWN_GATES) + " (those "
+                   "schedsvc does not model may only be false)")
     s.add_argument("--seed", type=int, default=int(_env("SEED", "-1")),
                    help="seed for tie-breaking among equal scores (-1: random)")
     s.add_argument("--max-workers", type=int, default=int(_env("MAX_WORKERS", "16")),
@@ -253,18 +240,28 @@ def _security(
     return interceptors, creds
 
 
-def scheduler_config(args: argparse.Namespace) -> SchedulerConfig:
-    """The configuration (--config, or kube's default) as the --emulated-version reads it;
-    ConfigError when either is wrong."""
+def scheduler_config(
+    args: argparse.Namespace, gates: dict[str, bool] | None = None
+) -> SchedulerConfig:
+    """The configuration (--config, or kube's default) as the --emulated-version reads it,
+    every profile's Features carrying the --feature-gates (`gates`, parsed from `args` when
+    not given); ConfigError when any is wrong."""
     version = parse_emulated_version(args.emulated_version)
-    return load_config(args.config, version) if args.config else default_config(version)
+    if gates is None:
+        gates = parse_feature_gates(args.feature_gates, version)
+    features = Features(version, profile_gates(gates))
+    if args.config:
+        return load_config(args.config, version, features)
+    return default_config(version, features)
 
 
 def serve(args: argparse.Namespace) -> int:
     _setup_logging(args.log_level, args.log_format)
     try:
-        config = scheduler_config(args)
-        gates = parse_feature_gates(args.feature_gates)
+        gates = parse_feature_gates(
+            args.feature_gates, parse_emulated_version(args.emulated_version)
+        )
+        config = scheduler_config(args, gates)
     except ConfigError as exc:
         print(f"schedsvc: configuration error: {exc}", file=sys.stderr)
         return 2

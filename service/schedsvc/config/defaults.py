@@ -53,7 +53,10 @@ DEFAULT_MULTIPOINT = DEFAULT_MULTIPOINT_1_37
 
 
 def default_multipoint(features: Features) -> tuple[tuple[str, int], ...]:
-    """The default profile's multiPoint set of the emulated release."""
+    """The default profile's multiPoint set of the emulated release; with GenericWorkload on,
+    v1.37.2's applyFeatureGates appends GangScheduling (config/gang_scheduling.py)."""
     if features.emulated_version is EmulatedVersion.V1_35:
         return DEFAULT_MULTIPOINT_1_35
+    if features.generic_workload:
+        return (*DEFAULT_MULTIPOINT_1_37, ("GangScheduling", 0))
     return DEFAULT_MULTIPOINT_1_37

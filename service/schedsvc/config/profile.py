@@ -9,6 +9,7 @@ from typing import Any
 from ..errors import ConfigError
 from ..framework.feature import Features
 from ..plugins.registry import Registry
+from .gang_scheduling import check_gang_scheduling
 from .plugin_sets import (
     check_known,
     check_pre_score,
@@ -40,6 +41,7 @@ def parse_profile(
         raise ConfigError(f"{where}.schedulerName", "must be a non-empty string")
     sets = point_sets(raw.get("plugins") or {}, registry, where)
     multipoint = merged_multipoint(sets, features, where)
+    check_gang_scheduling(sets, multipoint, features, where)
     points = expand_points(sets, multipoint, registry, where)
     check_pre_score(points, name, where)
     weights = score_weights(sets, multipoint, points["score"], where)

@@ -93,17 +93,21 @@ def _profiles(
 
 
 def load_config(
-    path: str, emulated_version: EmulatedVersion = DEFAULT_EMULATED_VERSION
+    path: str,
+    emulated_version: EmulatedVersion = DEFAULT_EMULATED_VERSION,
+    features: Features | None = None,
 ) -> SchedulerConfig:
+    """The YAML file at `path`; `features` (of `emulated_version`) carry --feature-gates."""
     try:
         with open(path, encoding="utf-8") as f:
             raw = yaml.safe_load(f)
     except (OSError, yaml.YAMLError) as exc:
         raise ConfigError("config", str(exc)) from exc
-    return parse_config(raw or {}, emulated_version=emulated_version)
+    return parse_config(raw or {}, emulated_version=emulated_version, features=features)
 
 
 def default_config(
     emulated_version: EmulatedVersion = DEFAULT_EMULATED_VERSION,
+    features: Features | None = None,
 ) -> SchedulerConfig:
-    return parse_config({}, emulated_version=emulated_version)
+    return parse_config({}, emulated_version=emulated_version, features=features)

@@ -27,8 +27,11 @@ from .batching import ClusterBatches, ParkedBudget
 from .cycle_context import CycleCursor
 from .cycle_env import CycleEnv, sampling_by_profile
 from .explain import Explanation, explain
+from .explain_group import GroupExplanation, explain_group
 from .nomination_bound import check_update
 from .observer import NULL_OBSERVER, Observer
+from .pod_group_cycle import schedule_pod_group
+from .pod_group_order import group_run_end
 from .runtime import Framework
 from .schedule_one import Placement, schedule_one
 from .simulate.fork import ClusterFork
@@ -86,6 +89,10 @@ class Cluster:
         # halfway through changing it. Nothing but a replace or DeleteCluster is served then,
         # so no answer is ever computed from half an update
         self.damaged = ""
+        # GenericWorkload: pods of a PodGroup are scheduled in pod group cycles
+        self.generic_workload = any(
+            p.features.generic_workload for p in engine.config.profiles
+        )
 
     def _damage(self, what: str) -> None:
         self.damaged = f"{what} ran out of memory halfway through changing it"
@@ -208,11 +215,23 @@ class Cluster:
             self._refuse_damaged()
         out: list[Placement] = []
         env, cursor = self._cycle_env, self.cursor
+        groups = self.generic_workload
         try:
-            for p in pods:
+            i, n = 0, len(pods)
+            while i < n:
                 if should_continue is not None and not should_continue():
                     break
+                p = pods[i]
+                if groups and p.pod_group:
+                    # a pod group cycle takes the group's members that follow one another
+                    # (Engine.order_pods gathers a request's): they are placed together or
+                    # not at all, so a deadline never splits them
+                    j = group_run_end(pods, i)
+                    out += schedule_pod_group(env, cursor, pods[i:j], dry_run)
+                    i = j
+                    continue
                 out.append(schedule_one(env, cursor, p, dry_run))
+                i += 1
         except MemoryError:
             # a pod's cycle may have stopped inside assume or a nomination; a dry run changes
             # only batch state, which dropping every cached evaluation makes whole again
@@ -231,6 +250,17 @@ class Cluster:
             if self.damaged:
                 self._refuse_damaged()
             return explain(self._cycle_env, pod)
+
+    def explain_group(self, members: Sequence[Pod]) -> GroupExplanation:
+        """A pod group's cycle explained member by member (explain_group.py), on a fork: the
+        cluster is as before, its cursor and batch state included. Without GenericWorkload
+        there is no group cycle: FailedPrecondition."""
+        if not self.generic_workload:
+            raise FailedPrecondition(
+                "pod_group_members: pod group cycles need --feature-gates GenericWorkload=true"
+            )
+        with self.fork() as f:
+            return explain_group(f, members)
 
     # ---- simulations ---------------------------------------------------------------------------
     @contextmanager

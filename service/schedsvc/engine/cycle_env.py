@@ -44,6 +44,12 @@ class CycleEnv:
     preemption: bool = True
 
 
+def generic_workload(frameworks: Mapping[str, Framework]) -> bool:
+    """The GenericWorkload gate (server-wide as kube's gates; every profile carries it):
+    pods of a PodGroup are scheduled in pod group cycles."""
+    return any(fw.profile.features.generic_workload for fw in frameworks.values())
+
+
 def sampling_by_profile(
     frameworks: Mapping[str, Framework], percentage: int, num_nodes: int
 ) -> dict[str, tuple[int, int]]:

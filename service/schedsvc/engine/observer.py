@@ -35,6 +35,11 @@ class Observer(Protocol):
         """One plugin at one extension point, in sampled cycles only (kube samples 10%), off
         the cycle's thread (a filter piece on the worker pool)."""
 
+    def pod_group(self, profile: str, result: str, seconds: float) -> None:
+        """One pod group cycle ended (kube's PodGroupScheduled and friends): result is
+        scheduled, unschedulable, waiting_on_preemption or error; its members' own cycles
+        were reported by `cycle`."""
+
 
 class NullObserver:
     def cycle(self, rec: CycleRecord) -> None:
@@ -47,6 +52,9 @@ class NullObserver:
         pass
 
     def plugin_duration(self, plugin: str, point: str, status: str, seconds: float) -> None:
+        pass
+
+    def pod_group(self, profile: str, result: str, seconds: float) -> None:
         pass
 
 

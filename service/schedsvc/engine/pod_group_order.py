@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from ..model import Pod
 from ..model_pod_group import pod_group_key
 
-__all__ = ["group_key", "group_order"]
+__all__ = ["group_key", "group_order", "group_run_end"]
 
 
 def group_key(pod: Pod) -> str:
@@ -37,3 +37,12 @@ def group_order(pods: Sequence[Pod]) -> Sequence[Pod]:
         if run is not None:
             out.extend(run)
     return out
+
+
+def group_run_end(pods: Sequence[Pod], i: int) -> int:
+    """The end of the run of pods of pods[i]'s group that starts at i."""
+    key = group_key(pods[i])
+    j = i + 1
+    while j < len(pods) and pods[j].pod_group and group_key(pods[j]) == key:
+        j += 1
+    return j

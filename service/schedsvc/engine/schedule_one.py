@@ -13,9 +13,11 @@ import dataclasses
 import time
 from dataclasses import dataclass, field
 
+from ..framework import Code
 from ..framework.podinfo import PodInfo, pod_info
 from ..model import Outcome, Pod
 from ..model_storage import VolumeBindingResult
+from .assume_log import AssumeLog
 from .batching import OpportunisticBatch
 from .cycle_context import CURRENT, CycleCursor, CycleRecord
 from .cycle_env import CycleEnv
@@ -61,17 +63,28 @@ class Placement:
     # group's result (one object shared by every member of that cycle)
     pod_group: str = ""
     group: PodGroupResult | None = None
+    # for a pod group cycle (not on the wire): a plugin's Error ended the cycle; PreFilter
+    # stopped before its last plugins (UnschedulableAndUnresolvable, an empty PreFilterResult,
+    # or no node at all), so kube's DynamicResources kept no state for the group
+    error: bool = False
+    pre_filter_ended: bool = False
 
 
-def schedule_one(env: CycleEnv, cursor: CycleCursor, pod: Pod, dry_run: bool) -> Placement:
+def schedule_one(
+    env: CycleEnv, cursor: CycleCursor, pod: Pod, dry_run: bool, member: AssumeLog | None = None
+) -> Placement:
     """One attempt; the observer is told once, at its end, with the record of the cycle that
     its stages filled (metrics, a trace span). With no observer (metrics and tracing off)
-    there is no record: the stages find none and tell the null observer directly."""
+    there is no record: the stages find none and tell the null observer directly.
+
+    `member`: the pod is a member in a pod group cycle (pod_group_cycle.py): it is assumed
+    even in a dry run, into `member`, which the group cycle may take back, and a pod that
+    fits nowhere runs no PostFilter (kube runs PodGroupPostFilter for the whole group)."""
     if not env.records:
-        return _scheduling_cycle(env, cursor, pod, dry_run, None)
+        return _scheduling_cycle(env, cursor, pod, dry_run, None, member)
     rec = CURRENT.rec = CycleRecord(pod.scheduler_name, pod.uid, time.perf_counter())
     try:
-        p = _scheduling_cycle(env, cursor, pod, dry_run, rec)
+        p = _scheduling_cycle(env, cursor, pod, dry_run, rec, member)
     except BaseException:
         CURRENT.rec = None
         rec.cycle = cursor.cycle  # outcome ERROR
@@ -85,7 +98,8 @@ def schedule_one(env: CycleEnv, cursor: CycleCursor, pod: Pod, dry_run: bool) ->
 
 
 def _scheduling_cycle(
-    env: CycleEnv, cursor: CycleCursor, pod: Pod, dry_run: bool, rec: CycleRecord | None
+    env: CycleEnv, cursor: CycleCursor, pod: Pod, dry_run: bool, rec: CycleRecord | None,
+    member: AssumeLog | None = None,
 ) -> Placement:
     """kube's schedulingCycle around schedulePod: the pod's placement, assumed unless dry_run;
     the batch state and the observer hear of it here, once."""
@@ -114,7 +128,8 @@ def _scheduling_cycle(
         )
     started = time.perf_counter() if rec is not None else 0.0
     info = cursor.last_info = pod_info(pod, cursor.last_info)
-    if pod.uid in snap.nominated and not dry_run:
+    assumes = member is not None or not dry_run
+    if pod.uid in snap.nominated and assumes:
         # placing it ends its nomination, which other pods' two-pass filters counted
         env.batches.invalidate()
     nominated = nominated_pods(fw, snap, info) if snap.nominated else None
@@ -128,10 +143,10 @@ def _scheduling_cycle(
     r = batch.schedule(
         info, snap, cursor, to_find, nominated is not None,
         lambda: schedule_pod(env, cursor, fw, info, nominated, pct, to_find),
-        None if dry_run else lambda row: assume(env, batch, fw, pod, info, row),
+        (lambda row: assume(env, batch, fw, pod, info, row, member)) if assumes else None,
     )
     if r.row < 0:
-        p = _unschedulable(env, cursor, fw, info, r, nominated, dry_run, cycle)
+        p = _unschedulable(env, cursor, fw, info, r, nominated, dry_run, cycle, member is None)
         if rec is not None:
             rec.result, rec.seconds = "unschedulable", time.perf_counter() - started
         return p
@@ -140,20 +155,24 @@ def _scheduling_cycle(
     return Placement(
         pod.uid, snap.node(r.row).name, Outcome.SCHEDULED, batched=r.path is Path.HINT,
         cycle=cycle, score=r.score, nodes_evaluated=r.evaluated, nodes_feasible=r.feasible,
-        volume_bindings=snap.storage.bindings(pod.uid) if pod.volumes and not dry_run else (),
+        volume_bindings=snap.storage.bindings(pod.uid) if pod.volumes and assumes else (),
     )
 
 
 def assume(
     env: CycleEnv, batch: OpportunisticBatch, fw: Framework, pod: Pod, info: PodInfo | None,
-    row: int,
+    row: int, member: AssumeLog | None = None,
 ) -> None:
     """kube's assume and Reserve: the pod joins the snapshot on its node, its claims are
     bound in the snapshot's storage (VolumeBinding); every profile's batch hears of it
-    (parked states journal the row)."""
+    (parked states journal the row). A group member's assume is logged, to take back."""
     snap = env.snapshot
     before = snap.generation
+    if member is not None:
+        member.before_assume(snap, pod.uid)
     snap.add_pod(pod, snap.node(row).name, assumed=True, info=info)
+    if member is not None:
+        member.assumed(pod.uid)
     for p in fw.reserve:  # the profile's Reserve plugins, in order
         p.reserve(snap.pods[pod.uid].info, snap, row)
     env.batches.pod_assumed(row, pod, batch, before, snap.generation)
@@ -161,32 +180,37 @@ def assume(
 
 def _unschedulable(
     env: CycleEnv, cursor: CycleCursor, fw: Framework, info: PodInfo, r: ScheduleResult,
-    nominated: NominatedPods | None, dry_run: bool, cycle: int,
+    nominated: NominatedPods | None, dry_run: bool, cycle: int, run_post_filter: bool = True,
 ) -> Placement:
-    """kube's FitError as a placement, with PostFilter's nomination and victims if any; a
-    plugin's Error instead ends the cycle with kube's error, no PostFilter run."""
+    """kube's FitError as a placement, with PostFilter's nomination and victims if any (not
+    for a pod group's member: `run_post_filter` false); a plugin's Error instead ends the cycle with
+    kube's error, no PostFilter run."""
     pod = info.pod
     diag = r.diagnosis
     if diag is None:
         return Placement(
-            pod.uid, "", Outcome.UNSCHEDULABLE, cycle=cycle, message=NO_NODES_AVAILABLE
+            pod.uid, "", Outcome.UNSCHEDULABLE, cycle=cycle, message=NO_NODES_AVAILABLE,
+            pre_filter_ended=True,
         )
+    ended = r.cs is not None and r.cs.rejected is not None and (
+        r.cs.rejected[2] is not Code.UNSCHEDULABLE
+    )
     if r.error:
         return Placement(
             pod.uid, "", Outcome.UNSCHEDULABLE, message=r.error, cycle=cycle,
-            nodes_evaluated=r.evaluated,
+            nodes_evaluated=r.evaluated, error=True, pre_filter_ended=ended,
         )
     assert r.cs is not None
     post = (
         post_filter(env, cursor, fw, r.cs, info, diag, nominated, dry_run)
-        if env.preemption else None
+        if env.preemption and run_post_filter else None
     )
     message, reasons = fit_error(
         env.snapshot.num_nodes, diag, post.message if post is not None else ""
     )
     return Placement(
         pod.uid, "", Outcome.UNSCHEDULABLE, message=message,
-        reasons=reasons, cycle=cycle, nodes_evaluated=r.evaluated,
+        reasons=reasons, cycle=cycle, nodes_evaluated=r.evaluated, pre_filter_ended=ended,
         nominated_node_name=post.nominated_node if post is not None else "",
         victims=post.victims if post is not None else (),
     )

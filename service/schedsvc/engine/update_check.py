@@ -44,6 +44,7 @@ def validate_update(snap: Snapshot, upd: SnapshotUpdate) -> dict[str, PodInfo]:
         return not upd.replace and name in snap.index and name not in removed
 
     _check_storage(upd)
+    _check_pod_groups(upd)
     keys: set[str] = set()
     for i, pdb in enumerate(upd.upsert_pod_disruption_budgets):
         if pdb.key in keys:
@@ -57,6 +58,7 @@ def validate_update(snap: Snapshot, upd: SnapshotUpdate) -> dict[str, PodInfo]:
         if pod.uid in uids:
             raise InvalidArgument(f"upsert_pods[{i}].uid", f"duplicate uid {pod.uid!r}")
         uids.add(pod.uid)
+        _check_group_unchanged(snap, upd, i)
         if pod.node_name:
             if not exists(pod.node_name):
                 raise InvalidArgument(
@@ -89,6 +91,34 @@ def _check_storage(upd: SnapshotUpdate) -> None:
             if key in seen:
                 raise InvalidArgument(f"{upsert}[{i}].name", f"duplicate {key!r}")
             seen.add(key)
+
+
+def _check_pod_groups(upd: SnapshotUpdate) -> None:
+    """No PodGroup or Workload upserted twice in one update ("namespace/name")."""
+    for fname in ("upsert_pod_groups", "upsert_workloads"):
+        seen: set[str] = set()
+        for i, obj in enumerate(getattr(upd, fname)):
+            if obj.key in seen:
+                raise InvalidArgument(f"{fname}[{i}].name", f"duplicate {obj.key!r}")
+            seen.add(obj.key)
+
+
+def _check_group_unchanged(snap: Snapshot, upd: SnapshotUpdate, i: int) -> None:
+    """spec.schedulingGroup is immutable in kube (a pod update changing it is refused), so a
+    known uid keeps its pod group; a replace starts over and checks nothing."""
+    if upd.replace:
+        return
+    pod = upd.upsert_pods[i]
+    rec = snap.pods.get(pod.uid) or snap.nominated.get(pod.uid)
+    if rec is None:
+        return
+    old = rec.pod.pod_group
+    if old != pod.pod_group and pod.uid not in upd.remove_pods:
+        raise InvalidArgument(
+            f"upsert_pods[{i}].scheduling_group.pod_group_name",
+            f"field is immutable: pod {pod.uid!r} is in pod group {old!r}, not "
+            f"{pod.pod_group!r} (spec.schedulingGroup cannot change; remove the pod first)",
+        )
 
 
 def _sums(info: PodInfo) -> dict[str, int]:

@@ -32,6 +32,10 @@ class FanoutObserver:
         for o in self.observers:
             o.plugin_duration(plugin, point, status, seconds)
 
+    def pod_group(self, profile: str, result: str, seconds: float) -> None:
+        for o in self.observers:
+            o.pod_group(profile, result, seconds)
+
 
 def combine(observers: Sequence[Observer]) -> Observer:
     """The null observer for none, the observer itself for one (no fan-out cost), else a fan-out."""

@@ -48,6 +48,8 @@ def _exponential(start: float, factor: float, count: int) -> tuple[float, ...]:
 
 # kube: scheduling_attempt_duration_seconds ExponentialBuckets(0.001, 2, 15)
 ATTEMPT_BUCKETS = _exponential(0.001, 2, 15)
+# kube's podgroup_scheduling_attempt_duration_seconds: ExponentialBuckets(0.001, 2, 15)
+POD_GROUP_BUCKETS = _exponential(0.001, 2, 15)
 # kube: framework_extension_point_duration_seconds ExponentialBuckets(0.0001, 2, 12)
 EXTENSION_POINT_BUCKETS = _exponential(0.0001, 2, 12)
 # kube: plugin_execution_duration_seconds ExponentialBuckets(0.00001, 1.5, 20)
@@ -99,6 +101,18 @@ class PrometheusObserver:
             PLUGIN_BUCKETS,
         )
         self._batch_metrics(hot)
+        self.pod_group_attempts = hot.counter(
+            "scheduler_podgroup_schedule_attempts",
+            "Number of attempts to schedule pod groups, by the result.",
+            ["result", "profile"],
+        )
+        self.pod_group_duration = hot.histogram(
+            "scheduler_podgroup_scheduling_attempt_duration_seconds",
+            "Pod group scheduling attempt latency in seconds (all members' cycles and the "
+            "group's PostFilter).",
+            ["result", "profile"],
+            POD_GROUP_BUCKETS,
+        )
 
     def _batch_metrics(self, hot: HotMetrics) -> None:
         """Batching's families (kube's, and ours for skips and refused nominations)."""
@@ -177,6 +191,10 @@ class PrometheusObserver:
 
     def plugin_duration(self, plugin: str, point: str, status: str, seconds: float) -> None:
         self.plugin_hist.observe((plugin, point, status), seconds)
+
+    def pod_group(self, profile: str, result: str, seconds: float) -> None:
+        self.pod_group_attempts.inc((result, profile))
+        self.pod_group_duration.observe((result, profile), seconds)
 
 
 class ClusterCollector(Collector):

@@ -98,6 +98,9 @@ class TracingObserver:
     def plugin_duration(self, plugin: str, point: str, status: str, seconds: float) -> None:
         pass
 
+    def pod_group(self, profile: str, result: str, seconds: float) -> None:
+        pass  # each member's cycle has its span
+
 
 @dataclass(frozen=True, slots=True)
 class Tracing:

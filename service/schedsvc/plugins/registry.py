@@ -34,6 +34,9 @@ NOOP_PLUGINS = frozenset(
         "DefaultPreemption",
         "DefaultBinder",
         "NodeDeclaredFeatures",
+        # PreEnqueue and Permit only: the pod group cycle (engine/pod_group_cycle.py) is its
+        # behaviour; config/gang_scheduling.py holds it to the GenericWorkload gate
+        "GangScheduling",
     }
 )
 

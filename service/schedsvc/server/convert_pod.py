@@ -20,6 +20,7 @@ from schedsvc.v1 import schedule_pb2 as pb
 
 from .cache import PodCaches
 from .convert_disruption import pod_disruption
+from .convert_pod_group import pod_group_name
 from .convert_preemption import preemption_policy, start_time
 from .convert_selectors import affinity, label_keys, label_selector
 from .convert_volume import pod_volumes
@@ -298,6 +299,7 @@ def _pod_fields(msg: pb.Pod, prefix: str, caches: PodCaches) -> model.Pod:
         ),
         volumes=pod_volumes(msg.volumes, prefix, caches) if msg.volumes else (),
         disruption=pod_disruption(msg, prefix),
+        pod_group=pod_group_name(msg, prefix) if msg.HasField("scheduling_group") else "",
     )
 
 

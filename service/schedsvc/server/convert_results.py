@@ -1,18 +1,27 @@
-"""Domain -> proto for answers: a placement, an explanation."""
+"""Domain -> proto for answers: a placement, a pod group's result, an explanation."""
 
 from __future__ import annotations
 
 from ..engine.explain import Explanation
+from ..engine.pod_group_result import GroupOutcome, PodGroupResult
 from ..engine.schedule_one import Placement
 from ..model import Outcome
 from ..v1 import schedule_pb2 as pb
 
-__all__ = ["explanation_to_pb", "fill_placement"]
+__all__ = ["explanation_to_pb", "fill_placement", "fill_pod_group"]
 
 _OUTCOME = {
     Outcome.SCHEDULED: pb.Placement.SCHEDULED,
     Outcome.UNSCHEDULABLE: pb.Placement.UNSCHEDULABLE,
     Outcome.REJECTED: pb.Placement.REJECTED,
+}
+
+_GROUP_OUTCOME = {
+    GroupOutcome.SCHEDULED: pb.PodGroupResult.SCHEDULED,
+    GroupOutcome.UNSCHEDULABLE: pb.PodGroupResult.UNSCHEDULABLE,
+    GroupOutcome.WAITING_ON_PREEMPTION: pb.PodGroupResult.WAITING_ON_PREEMPTION,
+    GroupOutcome.GATED: pb.PodGroupResult.GATED,
+    GroupOutcome.ERROR: pb.PodGroupResult.ERROR,
 }
 
 
@@ -43,6 +52,29 @@ def fill_placement(out: pb.Placement, p: Placement) -> None:
                 claim=b.claim, volume_name=b.volume_name, provisioned=b.provisioned,
                 selected_node=b.selected_node,
             )
+    if p.pod_group:
+        out.pod_group = p.pod_group
+
+
+def fill_pod_group(out: pb.PodGroupResult, r: PodGroupResult) -> None:
+    """One group's result, field by field; the condition only when kube would write one."""
+    out.pod_group = r.pod_group
+    out.outcome = _GROUP_OUTCOME[r.outcome]
+    if r.condition is not None:
+        c = r.condition
+        out.condition.type = c.type
+        out.condition.status = c.status
+        out.condition.reason = c.reason
+        out.condition.message = c.message
+        out.condition.observed_generation = c.observed_generation
+    out.min_count = r.min_count
+    out.already_scheduled = r.already_scheduled
+    out.scheduled = r.scheduled
+    out.evaluated = r.evaluated
+    for v in r.victims:
+        out.victims.add(uid=v.uid, namespace=v.namespace, name=v.name, priority=v.priority)
+    if r.message:
+        out.message = r.message
 
 
 def explanation_to_pb(e: Explanation) -> pb.ExplainResponse:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from typing import Any
 
 from ..engine.scheduler import Engine, SnapshotUpdate
 from ..engine.simulate.steps import SimulationResult
@@ -18,6 +19,7 @@ from ..v1 import schedule_pb2 as pb
 from .admission import Admission
 from .cache import request_scope
 from .convert import Converter
+from .convert_pod_group import pod_group_from_pb, pod_group_ref, workload_from_pb
 from .convert_preemption import pdb_key
 from .convert_results import explanation_to_pb
 from .convert_simulation import result_to_pb, steps_from_pb
@@ -41,6 +43,10 @@ _LIST_LIMITS = (
     ("upsert_namespaces", "max_namespaces_per_update"),
     ("upsert_pod_disruption_budgets", "max_pdbs_per_update"),
     ("remove_pod_disruption_budgets", "max_pdbs_per_update"),
+    ("upsert_pod_groups", "max_pdbs_per_update"),
+    ("remove_pod_groups", "max_pdbs_per_update"),
+    ("upsert_workloads", "max_pdbs_per_update"),
+    ("remove_workloads", "max_pdbs_per_update"),
     *((fname, "max_storage_objects_per_update") for fname in STORAGE_LISTS),
 )
 
@@ -112,7 +118,30 @@ def _update_from_pb(conv: Converter, request: pb.UpdateSnapshotRequest) -> Snaps
         staged_replace=request.staged_replace,
         commit=request.commit,
         **storage_update_fields(request, conv.caches, conv.max_items),
+        **_pod_group_fields(request, conv.max_items),
     )
+
+
+def _pod_group_fields(request: pb.UpdateSnapshotRequest, max_items: int) -> dict[str, Any]:
+    """scheduling.k8s.io/v1beta1 objects (convert_pod_group.py): PodGroups and Workloads."""
+    return {
+        "upsert_pod_groups": [
+            pod_group_from_pb(g, f"upsert_pod_groups[{i}]", max_items)
+            for i, g in enumerate(request.upsert_pod_groups)
+        ],
+        "remove_pod_groups": [
+            pod_group_ref(k, f"remove_pod_groups[{i}]")
+            for i, k in enumerate(request.remove_pod_groups)
+        ],
+        "upsert_workloads": [
+            workload_from_pb(w, f"upsert_workloads[{i}]", max_items)
+            for i, w in enumerate(request.upsert_workloads)
+        ],
+        "remove_workloads": [
+            pod_group_ref(k, f"remove_workloads[{i}]")
+            for i, k in enumerate(request.remove_workloads)
+        ],
+    }
 
 
 class RequestHandler:
@@ -134,6 +163,7 @@ class RequestHandler:
         self.simulations = SimulationStats()
         self.memory = memory or MemoryBudget(MemoryLimits())
         self.converter = Converter(self.limits.max_items_per_field)
+        self.grouped = engine.generic_workload  # GenericWorkload: fixed at the server's start
         self.clock: Callable[[], float] = time.monotonic  # tests move time by hand
         self.heap: HeapPolicy | None = None  # the serving process's (pauses.py)
 

@@ -15,6 +15,7 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Protocol
 
+from ..engine.pod_group_order import group_key
 from ..engine.schedule_one import Placement
 from ..engine.scheduler import Engine
 from ..errors import Cancelled, DeadlineExceeded, InvalidArgument, SchedsvcError
@@ -23,7 +24,7 @@ from ..v1 import schedule_pb2 as pb
 from .admission import Admission
 from .cache import request_scope
 from .convert import Converter, CostlyPod
-from .convert_results import fill_placement
+from .convert_results import fill_placement, fill_pod_group
 from .limits import Limits
 from .memory import MemoryBudget, estimate
 
@@ -72,6 +73,9 @@ class Serving(Protocol):
     memory: MemoryBudget
     converter: Converter
     clock: Callable[[], float]
+    # the GenericWorkload gate (Engine.generic_workload), read once: a server's gates are
+    # fixed at its start, and a plain request's path stays one call into the engine shorter
+    grouped: bool
 
     def cluster_name(self, name: str) -> str: ...
 
@@ -162,7 +166,16 @@ class ScheduleCall:
             if past_slice is not None and not self._memory.roomy():
                 raise OutOfSlice  # near the memory budget its size is computed: not on the loop
             self._reserved = self._memory.admit("this Schedule request", lambda: estimate(request))
-            self.pods: Sequence[Pod] = _convert(serving, request, past_slice)
+            pods = _convert(serving, request, past_slice)
+            # a pod group's members gathered at its first member (GenericWorkload), so every
+            # slice, and a deadline's cut, falls between groups
+            self.pods: Sequence[Pod] = serving.engine.order_pods(pods) if serving.grouped else pods
+            # where each request pod is in self.pods, when they differ (the response keeps
+            # the request's order: a client pairs placements with its pods by position)
+            self._request_order: list[int] | None = None
+            if self.pods is not pods:
+                at = {p.uid: k for k, p in enumerate(self.pods)}
+                self._request_order = [at[p.uid] for p in pods]
         except BaseException:
             self._memory.release(self._reserved)
             self._admission.leave(name)
@@ -171,6 +184,7 @@ class ScheduleCall:
         self.caller = caller
         self.cluster = serving.engine.reader(name)
         self.epoch = serving.engine.epoch
+        self._grouped = serving.grouped  # pods of a PodGroup answer as one
         self.placements: list[Placement] = []
         self.generation = 0
         self._check = should_continue(caller, lim.deadline_margin_seconds, serving.clock)
@@ -264,11 +278,42 @@ class ScheduleCall:
             return None
         out = pb.ScheduleResponse(generation=self.generation, epoch=self.epoch)
         add = out.placements.add
-        for placed in self.placements:
-            fill_placement(add(), placed)
-        for p in self.pods[n:]:
-            add(pod_uid=p.uid, message=NOT_ATTEMPTED)
+        if self._request_order is None:
+            for placed in self.placements:
+                fill_placement(add(), placed)
+            for p in self.pods[n:]:
+                self._not_attempted(add(), p)
+        else:  # groups gathered: answered in the request's order all the same
+            for k in self._request_order:
+                if k < n:
+                    fill_placement(add(), self.placements[k])
+                else:
+                    self._not_attempted(add(), self.pods[k])
+        if self._grouped:
+            self._pod_groups(out, n)
         return out
+
+    def _not_attempted(self, out: pb.Placement, pod: Pod) -> None:
+        out.pod_uid = pod.uid
+        out.message = NOT_ATTEMPTED
+        if self._grouped and pod.pod_group:
+            out.pod_group = group_key(pod)
+
+    def _pod_groups(self, out: pb.ScheduleResponse, n: int) -> None:
+        """One result per group, in the order of its first member: those the engine answered
+        (one PodGroupResult shared by a cycle's members), then those past the deadline, each
+        whole (the engine attempts a group whole or not at all), OUTCOME_UNSPECIFIED."""
+        seen: set[int] = set()
+        for placed in self.placements:
+            group = placed.group
+            if group is not None and id(group) not in seen:
+                seen.add(id(group))
+                fill_pod_group(out.pod_groups.add(), group)
+        pending: set[str] = set()
+        for p in self.pods[n:]:
+            if p.pod_group and (key := group_key(p)) not in pending:
+                pending.add(key)
+                out.pod_groups.add(pod_group=key, message=NOT_ATTEMPTED)
 
     def deliver(self, unary: bool) -> pb.ScheduleResponse | None:
         """The response. A batch stopped with nothing to deliver raises Cancelled or

@@ -12,6 +12,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from ...errors import InvalidArgument
+from ..cycle_env import generic_workload
 from ..explain import explain
 from .drain import drain
 from .fill import fill, fill_last
@@ -65,6 +66,24 @@ def _runner(i: int, step: Step, last: bool) -> Runner:
     return runner
 
 
+def _refuse_groups(i: int, step: Step) -> None:
+    """Under GenericWorkload a fill's or a scale-up's PodGroup members would be scheduled in
+    pod group cycles, which those steps do not model (their shortcuts reason pod by pod):
+    refused, never answered as if the pods were alone."""
+    if isinstance(step, Fill) and step.template.pod_group:
+        raise InvalidArgument(
+            f"steps[{i}].fill.template.scheduling_group",
+            "a fill of PodGroup members is not modelled (GenericWorkload is on)",
+        )
+    if isinstance(step, ScaleUp):
+        for j, p in enumerate(step.pods):
+            if p.pod_group:
+                raise InvalidArgument(
+                    f"steps[{i}].scale_up.pods[{j}].scheduling_group",
+                    "a scale-up for PodGroup members is not modelled (GenericWorkload is on)",
+                )
+
+
 def run(
     fork: ClusterFork, steps: Sequence[Step], should_continue: Callable[[], bool],
     generation: int,
@@ -72,6 +91,9 @@ def run(
     """The steps on `fork`, in order; `generation` is the cluster's, reported back. A step
     of a type with no runner is refused before any step runs."""
     runners = [_runner(i, s, i == len(steps) - 1) for i, s in enumerate(steps)]
+    if generic_workload(fork.env.frameworks):
+        for i, s in enumerate(steps):
+            _refuse_groups(i, s)
     results: list[StepResult] = []
     for i, (step, runner) in enumerate(zip(steps, runners, strict=True)):
         if not should_continue():

@@ -9,7 +9,10 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from ...model import Outcome, Pod
-from ..schedule_one import Placement
+from ..cycle_env import generic_workload
+from ..pod_group_cycle import schedule_pod_group
+from ..pod_group_order import group_order, group_run_end
+from ..schedule_one import Placement, schedule_one
 from .equivalent_failures import EquivalentFailures
 from .fork import ClusterFork
 from .steps import ScheduleStep, ScheduleStepResult
@@ -22,7 +25,11 @@ def schedule_pods(
     fork: ClusterFork, pods: Sequence[Pod], should_continue: Callable[[], bool]
 ) -> list[Placement]:
     """Each pod's cycle on `fork`, in order, `should_continue` asked before each (Stopped
-    when it says no); a pod equal to one that just failed takes its answer."""
+    when it says no); a pod equal to one that just failed takes its answer. Under
+    GenericWorkload a PodGroup's pods are one pod group cycle, at the place of its first
+    (as Schedule orders a request: Engine.order_pods); the placements keep `pods`' order."""
+    if generic_workload(fork.env.frameworks) and any(p.pod_group for p in pods):
+        return _with_groups(fork, pods, should_continue)
     out: list[Placement] = []
     cycles = EquivalentFailures(fork.env, fork.cursor)
     for p in pods:
@@ -30,6 +37,28 @@ def schedule_pods(
             raise Stopped
         out.append(cycles.schedule_one(p))
     return out
+
+
+def _with_groups(
+    fork: ClusterFork, pods: Sequence[Pod], should_continue: Callable[[], bool]
+) -> list[Placement]:
+    """schedule_pods with pod group cycles: every pod its own cycle (no answer reused)."""
+    ordered = group_order(pods)
+    by_uid: dict[str, Placement] = {}
+    i = 0
+    while i < len(ordered):
+        if not should_continue():
+            raise Stopped
+        p = ordered[i]
+        if p.pod_group:
+            j = group_run_end(ordered, i)
+            for placed in schedule_pod_group(fork.env, fork.cursor, ordered[i:j], False):
+                by_uid[placed.pod_uid] = placed
+            i = j
+        else:
+            by_uid[p.uid] = schedule_one(fork.env, fork.cursor, p, False)
+            i += 1
+    return [by_uid[p.uid] for p in pods]
 
 
 def schedule(
