@@ -14,7 +14,11 @@ are sent again with their nominated nodes, as a client does after a preemption, 
 retried once it saw the deletions. After each step the cluster is made kube's (its bindings and
 deletions) so that a difference stays in the step where it arose.
 
-    python -m tools.conformance_gangs [--cases FILE] [--limit N] [-v]
+    python -m tools.conformance_gangs [--cases FILE] [--limit N] [-v] [--write-known]
+
+`--write-known` rewrites tests/data/gangs/known.json, the differences tests/
+test_conformance_gangs.py expects (each case's "aspect where" list), with the class of each
+(`differences_class`): review them against kube's source before committing it.
 """
 
 from __future__ import annotations
@@ -36,10 +40,12 @@ from schedsvc.server.request_handler import RequestHandler
 from schedsvc.v1 import schedule_pb2 as pb
 from tools.conformance import CaseResult, Report
 
-__all__ = ["GANG_CASES", "load_gang_cases", "run_gang_case", "main"]
+__all__ = ["GANG_CASES", "KNOWN", "differences", "differences_class", "load_gang_cases",
+           "run_gang_case", "main"]
 
-GANG_CASES = Path(__file__).resolve().parent.parent / "tests" / "data" / "gangs" / \
-    "cases.jsonl.gz"
+_DATA = Path(__file__).resolve().parent.parent / "tests" / "data" / "gangs"
+GANG_CASES = _DATA / "cases.jsonl.gz"
+KNOWN = _DATA / "known.json"
 _V1_37 = EmulatedVersion("1.37")
 _CONDITION = "PodGroupInitiallyScheduled"
 
@@ -188,11 +194,11 @@ class _Run:
             if not e["decided"]:
                 res.check("gated", where, True, gated and pod.uid not in final)
                 continue
-            scheduled = p is not None and p.outcome == pb.Placement.SCHEDULED
-            res.check("firstNode", where, e.get("node", ""), p.node_name if scheduled else "")
+            node = p.node_name if p is not None and p.outcome == pb.Placement.SCHEDULED else ""
+            res.check("firstNode", where, e.get("node", ""), node)
             if not e.get("node"):
                 res.check("message", where, e.get("message", ""),
-                          "" if p is None or scheduled else p.message)
+                          "" if p is None or node else p.message)
                 res.check("nominatedNode", where, e.get("nominatedNode", ""),
                           "" if p is None else p.nominated_node_name)
             res.check("finalNode", where, e["finalNode"], final.get(pod.uid, ""))
@@ -251,6 +257,27 @@ def run_gang_case(case: Mapping[str, Any]) -> CaseResult:
     return run.res
 
 
+def differences(res: CaseResult) -> list[str]:
+    """A case's differences as known.json lists them: "aspect where", sorted, once each."""
+    return sorted({f"{m.aspect} {m.node}" for m in res.mismatches})
+
+
+def differences_class(res: CaseResult) -> list[str]:
+    """What the differences look like (README's classes), for a reviewer of known.json."""
+    out = set()
+    for m in res.mismatches:
+        if m.aspect == "error":
+            out.add("engine error: " + str(m.got).split(":")[0])
+        elif m.aspect == "message" and isinstance(m.got, str) and isinstance(m.expected, str) \
+                and m.got.startswith(m.expected + ", "):
+            out.add("message: our suffix after kube's (never-evaluated member)")
+        elif m.aspect in ("firstNode", "finalNode") and m.expected and m.got:
+            out.add("node: another feasible node")
+        else:
+            out.add(f"{m.aspect}: other")
+    return sorted(out)
+
+
 def _dedupe(cs: list[tuple[str, str, str]]) -> list[tuple[str, str, str]]:
     out: list[tuple[str, str, str]] = []
     for c in cs:
@@ -264,18 +291,25 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--cases", type=Path, default=GANG_CASES)
     ap.add_argument("--limit", type=int, default=0)
     ap.add_argument("-v", "--verbose", action="store_true", help="every difference")
+    ap.add_argument("--write-known", action="store_true", help=f"rewrite {KNOWN.name}")
     args = ap.parse_args(argv)
     rep = Report()
+    known: dict[str, dict[str, list[str]]] = {}
     print(f"== {args.cases} (kube-scheduler v1.37.2, sequence mode, the cases' feature gates)")
     for n, case in enumerate(load_gang_cases(args.cases)):
         if args.limit and n >= args.limit:
             break
         r = run_gang_case(case)
         rep.add(r)
+        if r.mismatches:
+            known[r.case] = {"classes": differences_class(r), "differences": differences(r)}
         if args.verbose:
             for m in r.mismatches:
                 print(f"{m.case} {m.aspect} {m.node}: kube {m.expected!r}, ours {m.got!r}")
     print(rep.render())
+    if args.write_known:
+        KNOWN.write_text(json.dumps(known, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+        print(f"{KNOWN}: {len(known)} cases with differences")
     return 0 if not rep.failed_cases else 1
 
 

@@ -73,7 +73,8 @@ def record(cases: list[dict[str, Any]], oracle: Path, runs: int) -> tuple[list[d
             path = Path(tmp) / "cases.jsonl"
             path.write_text("".join(json.dumps(c) + "\n" for c in group), encoding="utf-8")
             with ThreadPoolExecutor(max_workers=2) as pool:
-                results = list(pool.map(lambda _: _run_oracle(oracle, gates, path), range(runs)))
+                futures = [pool.submit(_run_oracle, oracle, gates, path) for _ in range(runs)]
+                results = [f.result() for f in futures]
             for c in group:
                 got = [r.get(c["id"]) for r in results]
                 first = got[0]
@@ -105,7 +106,8 @@ def main(argv: list[str] | None = None) -> int:
     with gzip.GzipFile(args.out, "wb", compresslevel=9, mtime=0) as raw:
         for c in kept:
             raw.write((json.dumps(c, separators=(",", ":")) + "\n").encode())
-    kinds = Counter(outcome_kind(c["expected"]) for c in kept if c["featureGates"]["GenericWorkload"])
+    kinds = Counter(outcome_kind(c["expected"]) for c in kept
+                    if c["featureGates"]["GenericWorkload"])
     print(f"{args.out}: {len(kept)} of {len(cases)} cases kept; dropped {dict(dropped)}; "
           f"GenericWorkload on by outcome {dict(kinds)}", file=sys.stderr)
     return 0

@@ -108,11 +108,13 @@ type stepLog struct {
 	last       time.Time
 	lastPop    time.Time
 	lastDelete time.Time
+	unitStart  time.Time
 }
 
 func (l *stepLog) touch() { l.last = time.Now() }
 
-// mayPop: a step is one pop of its entity (one Schedule request), and one more after each
+// mayPop: a unit (an ordinary pod, or a group) is one pop of its entity (one Schedule
+// request's worth), and one more after each
 // preemption (victims deleted since the last pop: the client evicts them and sends the pods
 // again). kube would also retry a failed entity on its own, on its backoff clock or right away
 // when an event came in flight (a group's leftover member after its siblings bound): schedsvc
@@ -120,7 +122,14 @@ func (l *stepLog) touch() { l.last = time.Now() }
 func (l *stepLog) mayPop() bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return l.pops[l.step] == nil || l.lastDelete.After(l.lastPop)
+	return l.lastPop.Before(l.unitStart) || l.lastDelete.After(l.lastPop)
+}
+
+// startUnit opens one Schedule request's worth of pops: an ordinary pod, or a formed group.
+func (l *stepLog) startUnit() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.unitStart = time.Now()
 }
 
 func (l *stepLog) decide(key string) {
@@ -297,6 +306,7 @@ func (r *stepRunner) runStep(i int, st Step) (*StepResult, error) {
 			}
 		}
 		for _, p := range pods {
+			r.log.startUnit()
 			if err := r.createPod(p); err != nil {
 				return nil, err
 			}
@@ -360,6 +370,7 @@ func (r *stepRunner) formGroup(pods []*v1.Pod, pg *schedulingv1beta1.PodGroup) e
 		return fmt.Errorf("the group's pods never all reached the queue (is its PodGroup known?)")
 	}
 	time.Sleep(20 * time.Millisecond) // the PodGroup's and pods' other event handlers
+	r.log.startUnit()
 	return nil
 }
 
