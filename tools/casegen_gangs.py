@@ -18,7 +18,8 @@ Members share one shape: cpu/memory requests, and some of: zone spread, required
 between members, a node selector, a toleration, a host port. Most pods prefer nodes by `rank`
 (distinct weights) so that kube's random choice among tied nodes rarely matters.
 
-`python -m tools.casegen_gangs --seed S -n N [--generic-workload false] [-o FILE]`
+`python -m tools.casegen_gangs --seed S -n N [--start I] [--kind K] [--generic-workload false]
+[-o FILE]`
 """
 
 from __future__ import annotations
@@ -296,10 +297,12 @@ def _mixed(b: _Builder) -> None:
 _BUILD = {"fit": _fit, "nofit": _nofit, "preempt": _preempt, "mixed": _mixed}
 
 
-def make_case(seed: int, i: int, generic_workload: bool = True) -> Obj:
-    """Case i of seed: depends on (seed, i) only."""
+def make_case(seed: int, i: int, generic_workload: bool = True, kind: str | None = None) -> Obj:
+    """Case i of seed: depends on (seed, i, kind) only; `kind` forces what it is built to
+    show (by default drawn with KINDS' weights)."""
     rng = random.Random(f"gangs-{seed}-{i}")
-    kind = rng.choices(list(KINDS), weights=list(KINDS.values()))[0]
+    drawn = rng.choices(list(KINDS), weights=list(KINDS.values()))[0]
+    kind = kind or drawn
     b = _Builder(rng, f"gang-{seed}-{i}")
     _BUILD[kind](b)
     gates = {"GenericWorkload": generic_workload, "OpportunisticBatching": rng.random() < 0.5}
@@ -307,9 +310,10 @@ def make_case(seed: int, i: int, generic_workload: bool = True) -> Obj:
             "objects": b.objects, "steps": b.steps}
 
 
-def generate(seed: int, n: int, generic_workload: bool = True, start: int = 0) -> Iterator[Obj]:
+def generate(seed: int, n: int, generic_workload: bool = True, start: int = 0,
+             kind: str | None = None) -> Iterator[Obj]:
     for i in range(start, start + n):
-        yield make_case(seed, i, generic_workload)
+        yield make_case(seed, i, generic_workload, kind)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -318,11 +322,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("-n", type=int, default=300)
     ap.add_argument("--start", type=int, default=0)
     ap.add_argument("--generic-workload", choices=("true", "false"), default="true")
+    ap.add_argument("--kind", choices=sorted(KINDS), help="every case of this kind")
     ap.add_argument("-o", "--out", default="-")
     args = ap.parse_args(argv)
     out = sys.stdout if args.out == "-" else open(args.out, "w", encoding="utf-8")
     try:
-        for case in generate(args.seed, args.n, args.generic_workload == "true", args.start):
+        for case in generate(args.seed, args.n, args.generic_workload == "true", args.start,
+                             args.kind):
             out.write(json.dumps(case, separators=(",", ":")) + "\n")
     finally:
         if out is not sys.stdout:

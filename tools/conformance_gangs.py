@@ -98,6 +98,7 @@ class _Unit:
     victims: list[str] = field(default_factory=list)  # "ns/name", eviction order
     conditions: list[tuple[str, str, str]] = field(default_factory=list)
     gated: bool = False
+    ties: dict[str, set[str]] = field(default_factory=dict)  # uid -> our best-scored nodes
 
 
 class _Run:
@@ -136,7 +137,7 @@ class _Run:
 
     def _schedule(self, pods: list[pb.Pod]) -> _Unit:
         """One request, then one retry per round of victims (evicted first)."""
-        unit = _Unit()
+        unit = _Unit(ties=self._ties(pods))
         pending = list(pods)
         for _ in range(4):
             resp = self.handler.schedule(pb.ScheduleRequest(pods=pending), self.caller)
@@ -167,6 +168,25 @@ class _Run:
             pending = retry
         return unit
 
+    def _ties(self, pods: list[pb.Pod]) -> dict[str, set[str]]:
+        """Per pod, the nodes sharing our best total before its cycle (Explain; a group's
+        members on a fork, each with the earlier ones assumed): where kube's node is among
+        them, kube broke a tie we break otherwise."""
+        cluster = self.handler.engine.cluster("default")
+        dom = [self.handler.converter.pod_from_pb(p, f"pods[{i}]") for i, p in enumerate(pods)]
+        if self.grouped and dom[0].pod_group:
+            exps = {m.placement.pod_uid: m.explanation
+                    for m in cluster.explain_group(dom).members}
+        else:
+            exps = {dom[0].uid: cluster.explain(dom[0])}
+        out: dict[str, set[str]] = {}
+        for uid, ex in exps.items():
+            feasible = [n for n in ex.nodes if n.feasible] if ex is not None else []
+            if feasible:
+                best = max(n.total for n in feasible)
+                out[uid] = {n.name for n in feasible if n.total == best}
+        return out
+
     def _patch_condition(self, key: str, c: pb.PodGroupCondition, unit: _Unit) -> None:
         """What kube's status patch does: the PodGroup carries the condition from now on
         (a client re-reading it sends it so)."""
@@ -188,9 +208,13 @@ class _Run:
         first = {uid: p for u in got for uid, p in u.first.items()}
         final = {uid: n for u in got for uid, n in u.final.items()}
         gated = any(u.gated for u in got)
+        ties = {uid: t for u in got for uid, t in u.ties.items()}
         for pod, e in zip(pods, exp["pods"], strict=True):
             where = f"step {i} {e['name']}"
             p = first.get(pod.uid)
+            tied = ties.get(pod.uid, set())
+            if p is not None and {e.get("node"), p.node_name} <= tied:
+                where += " (tied in our scores)"
             if not e["decided"]:
                 res.check("gated", where, True, gated and pod.uid not in final)
                 continue
@@ -271,6 +295,8 @@ def differences_class(res: CaseResult) -> list[str]:
         elif m.aspect == "message" and isinstance(m.got, str) and isinstance(m.expected, str) \
                 and m.got.startswith(m.expected + ", "):
             out.add("message: our suffix after kube's (never-evaluated member)")
+        elif m.aspect in ("firstNode", "finalNode") and m.node.endswith("(tied in our scores)"):
+            out.add("node: kube's tied with ours in our scores")
         elif m.aspect in ("firstNode", "finalNode") and m.expected and m.got:
             out.add("node: another feasible node")
         else:

@@ -8,7 +8,8 @@ its queue runs on a clock, so a case whose answer depends on either is dropped, 
 The kept cases get the recording as `expected` (without `id`) and are written gzipped, in
 generation order, with the same bytes for the same verdicts.
 
-    python -m tools.record_gangs --seed S -n N [--gate-off M] [--runs 3] -o OUT.jsonl.gz
+    python -m tools.record_gangs --seed S -n N [--gate-off M] [--start I] [--kind K] [--runs 3]
+        -o OUT.jsonl.gz
 """
 
 from __future__ import annotations
@@ -96,12 +97,15 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, required=True)
     ap.add_argument("-n", type=int, default=400, help="cases with GenericWorkload on")
     ap.add_argument("--gate-off", type=int, default=0, help="more cases with GenericWorkload off")
+    ap.add_argument("--start", type=int, default=0, help="the first case's index")
+    ap.add_argument("--kind", help="build every case as this kind (casegen_gangs.KINDS)")
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--oracle", type=Path, default=ORACLE)
     ap.add_argument("-o", "--out", type=Path, required=True)
     args = ap.parse_args(argv)
-    cases = list(generate(args.seed, args.n))
-    cases += list(generate(args.seed, args.gate_off, generic_workload=False, start=args.n))
+    cases = list(generate(args.seed, args.n, start=args.start, kind=args.kind))
+    cases += list(generate(args.seed, args.gate_off, generic_workload=False,
+                           start=args.start + args.n, kind=args.kind))
     kept, dropped = record(cases, args.oracle, args.runs)
     with gzip.GzipFile(args.out, "wb", compresslevel=9, mtime=0) as raw:
         for c in kept:
