@@ -295,6 +295,9 @@ def differences_class(res: CaseResult) -> list[str]:
         elif m.aspect == "message" and isinstance(m.got, str) and isinstance(m.expected, str) \
                 and m.got.startswith(m.expected + ", "):
             out.add("message: our suffix after kube's (never-evaluated member)")
+        elif m.aspect in ("victims", "nominatedNode") or (
+                m.aspect == "message" and "preemption: found a potential placement" in str(m.got)):
+            out.add("preemption: another candidate")
         elif m.aspect in ("firstNode", "finalNode") and m.node.endswith("(tied in our scores)"):
             out.add("node: kube's tied with ours in our scores")
         elif m.aspect in ("firstNode", "finalNode") and m.expected and m.got:
