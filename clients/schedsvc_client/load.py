@@ -25,7 +25,7 @@ from schedsvc.v1 import schedule_pb2 as pb
 
 from .driver import CHANNEL_OPTIONS, LoadError, RunOptions, new_stub, run
 from .embedded import EmbeddedServer, server_command
-from .kube import load_objects
+from .kube import load_cluster
 from .report import (
     Report,
     format_compare,
@@ -193,9 +193,10 @@ def _cmd_replay(argv: Sequence[str]) -> int:
     args = p.parse_args(argv)
     # One input: Services, ReplicaSets and PriorityClasses in one file apply to pods in another.
     report = LoadReport()
-    nodes, pods, namespaces = load_objects(
+    cluster = load_cluster(
         [*args.nodes, *args.pods], ignore_unmodelled=args.ignore_unmodelled, report=report,
         reschedule_all=args.reschedule_all)
+    nodes, pods, namespaces = cluster.nodes, cluster.pods, cluster.namespaces
     if report.render():
         print(report.render())
     bound = [q for q in pods if q.node_name]
@@ -213,7 +214,8 @@ def _cmd_replay(argv: Sequence[str]) -> int:
             stub = new_stub(ch)
             stub.UpdateSnapshot(pb.UpdateSnapshotRequest(
                 cluster=args.cluster, replace=True, upsert_nodes=nodes, upsert_pods=bound,
-                upsert_namespaces=namespaces))
+                upsert_namespaces=namespaces, upsert_pod_groups=cluster.pod_groups,
+                upsert_workloads=cluster.workloads))
             print(f"{len(nodes)} nodes, {len(bound)} bound pods, {len(pending)} to schedule")
             outcomes: Counter[str] = Counter()
             for i in range(0, len(pending), args.batch_size):

@@ -131,8 +131,9 @@ def build_parser() -> argparse.ArgumentParser:
                    "remove_pods are bounded by the node and pod limits (default %(default)s)")
     s.add_argument("--max-pdbs-per-update", type=int,
                    default=int(_env("MAX_PDBS_PER_UPDATE", "100000")),
-                   help="PodDisruptionBudgets upserted, and removed, by one UpdateSnapshot; "
-                   "more is INVALID_ARGUMENT (default %(default)s)")
+                   help="PodDisruptionBudgets upserted, and removed, by one UpdateSnapshot "
+                   "(and so each list of PodGroups and Workloads); more is INVALID_ARGUMENT "
+                   "(default %(default)s)")
     s.add_argument("--max-storage-objects-per-update", type=int,
                    default=int(_env("MAX_STORAGE_OBJECTS_PER_UPDATE", "1000000")),
                    help="entries of each storage list of one UpdateSnapshot (PersistentVolumes, "

@@ -182,6 +182,8 @@ def pod_to_pb(pod: model.Pod) -> pb.Pod:
             controller_kind=d.controller_kind, mirror=d.mirror, safe_to_evict=d.safe_to_evict,
             safe_to_evict_local_volumes=d.safe_to_evict_local_volumes,
         ))
+    if pod.pod_group:
+        out.scheduling_group.pod_group_name = pod.pod_group
     return out
 
 

@@ -52,9 +52,10 @@ class Explanation:
     nominated_node: str = ""
 
 
-def explain(env: CycleEnv, pod: Pod) -> Explanation:
+def explain(env: CycleEnv, pod: Pod, post_filter: bool = True) -> Explanation:
     """Every node's verdict; consumes no cycle, assumes nothing, leaves batch state alone.
-    The caller holds the cluster's lock."""
+    The caller holds the cluster's lock. `post_filter` false: a pod group's member, for
+    which kube runs no PostFilter of its own (the group's runs once, for all)."""
     snap = env.snapshot
     fw = env.frameworks.get(pod.scheduler_name)
     if fw is None:
@@ -78,7 +79,10 @@ def explain(env: CycleEnv, pod: Pod) -> Explanation:
         return Explanation(fw.name, _verdicts(fw, info, snap, feasible, diag, False)[0], "", error)
     nodes, chosen = _verdicts(fw, info, snap, feasible, diag)
     post = None
-    if len(feasible) == 0 and snap.num_nodes and fw.profile.preemption is not None:
+    if (
+        post_filter and len(feasible) == 0 and snap.num_nodes
+        and fw.profile.preemption is not None
+    ):
         post, _ = preempt_within_bound(
             snap, fw, cs, info, diag, fw.profile.preemption,
             None if cs.rejected is not None else nominated, None, env.max_nominated_pods,

@@ -41,7 +41,7 @@ def explain_group(fork: ClusterFork, members: Sequence[Pod]) -> GroupExplanation
     seen: dict[str, Explanation] = {}
 
     def before(pod: Pod) -> None:
-        seen[pod.uid] = explain(fork.env, pod)
+        seen[pod.uid] = explain(fork.env, pod, post_filter=False)
 
     placements = schedule_pod_group(fork.env, fork.cursor, members, True, before)
     return GroupExplanation(

@@ -40,7 +40,7 @@ from .pod_group_status import (
     condition_to_write,
 )
 from .pod_group_validate import validate_pod_group
-from .schedule_one import Placement, schedule_one
+from .schedule_one import Placement, deleting_pod_message, schedule_one
 
 __all__ = ["BeforeMember", "GroupRun", "schedule_pod_group", "run_group_algorithm"]
 
@@ -121,23 +121,30 @@ def schedule_pod_group(
     key = group_key(members[0])
     index = PodGroupMembers.for_snapshot(snap)
     already = index.count(key)
-    queued = [p for p in members if p.uid not in snap.pods]
     pg = snap.pod_groups.get(key)
     result = PodGroupResult(key, GroupOutcome.SCHEDULED, already_scheduled=already)
     if pg is not None:
         result.min_count = pg.placement_min_count
     out = {p.uid: _already_placed(env, p, key, result) for p in members if p.uid in snap.pods}
-    if not queued:
+    pending = [p for p in members if p.uid not in out]
+    if not pending:
         return [out[p.uid] for p in members]  # a retry of a group placed whole: no cycle
-    gate = pre_enqueue(members[0].pod_group, pg, len(queued) + already)
+    gate = pre_enqueue(members[0].pod_group, pg, len(pending) + already)
     if gate or pg is None:
         result.outcome, result.message = GroupOutcome.GATED, gate
-        for p in queued:
+        for p in pending:
             out[p.uid] = _failed(p, key, result, gate)
         return [out[p.uid] for p in members]
-    err = validate_pod_group(pg, queued, [r.pod for r in index.scheduled(key)], env.frameworks)
+    err = validate_pod_group(pg, pending, [r.pod for r in index.scheduled(key)], env.frameworks)
     if err:
-        _finish_error(env, pg, queued, result, GroupStatus.error(err), dry_run, out)
+        _finish_error(env, pg, pending, result, GroupStatus.error(err), dry_run, out)
+        return [out[p.uid] for p in members]
+    # skipPodGroupPodSchedule: members being deleted leave the group after its validation
+    for p in pending:
+        if p.terminating:
+            out[p.uid] = _failed(p, key, result, deleting_pod_message(p))
+    queued = [p for p in pending if p.uid not in out]
+    if not queued:
         return [out[p.uid] for p in members]
     started = time.perf_counter()
     _cycle(env, cursor, pg, queued, already, dry_run, result, out, before_each)
@@ -173,7 +180,14 @@ def _cycle(
 ) -> None:
     """The algorithm, PodGroupPostFilter on a rejection, and each member's answer."""
     log = AssumeLog()
-    run = run_group_algorithm(env, cursor, pg, queued, already, dry_run, log, before_each)
+    try:
+        run = run_group_algorithm(env, cursor, pg, queued, already, dry_run, log, before_each)
+    except BaseException:
+        # a MemoryError (or a bug) midway: the members assumed so far are taken back, so a
+        # dry run leaves the snapshot as it was and a group is never left half placed
+        log.revert(env.snapshot)
+        env.batches.invalidate()
+        raise
     result.evaluated = len(run.tried)
     status = run.status
     if status.code is not GroupCode.SUCCESS or dry_run:

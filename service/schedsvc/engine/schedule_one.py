@@ -34,6 +34,7 @@ NO_NODES_AVAILABLE = "no nodes available to schedule pods"  # kube's ErrNoNodesA
 
 __all__ = [
     "NO_NODES_AVAILABLE",
+    "deleting_pod_message",
     "Placement",
     "schedule_one",
 ]
@@ -68,6 +69,11 @@ class Placement:
     # or no node at all), so kube's DynamicResources kept no state for the group
     error: bool = False
     pre_filter_ended: bool = False
+
+
+def deleting_pod_message(pod: Pod) -> str:
+    """kube's event for a pending pod skipped because it is being deleted."""
+    return f"skip schedule deleting pod: {pod.namespace}/{pod.name}"
 
 
 def schedule_one(
@@ -126,6 +132,10 @@ def _scheduling_cycle(
             pod.uid, "", Outcome.REJECTED, cycle=cycle,
             message=f"no profile serves schedulerName {pod.scheduler_name!r}",
         )
+    if pod.terminating:
+        # kube's skipPodSchedule: a pod being deleted is popped (the cycle counted) and
+        # dropped, with this FailedScheduling event and no status
+        return Placement(pod.uid, "", Outcome.UNSCHEDULABLE, deleting_pod_message(pod), cycle=cycle)
     started = time.perf_counter() if rec is not None else 0.0
     info = cursor.last_info = pod_info(pod, cursor.last_info)
     assumes = member is not None or not dry_run

@@ -160,7 +160,8 @@ def _spec_fields(
 def _conditions(
     conds: Sequence[pb.PodGroupCondition], path: str
 ) -> tuple[PodGroupCondition, ...]:
-    """status.conditions as metav1.Condition validates them, a map keyed by type."""
+    """status.conditions as apimachinery's ValidateCondition checks them (but
+    lastTransitionTime, which the contract does not carry), a map keyed by type."""
     out: list[PodGroupCondition] = []
     seen: set[str] = set()
     for i, c in enumerate(conds):
@@ -171,23 +172,31 @@ def _conditions(
         if c.type in seen:
             raise InvalidArgument(f"{p}.type", f"Duplicate value: {c.type!r}")
         seen.add(c.type)
+        if not c.status:
+            raise InvalidArgument(f"{p}.status", "Required value")
         if c.status not in _CONDITION_STATUSES:
             raise InvalidArgument(
                 f"{p}.status", 'Unsupported value: supported values: "False", "True", "Unknown"'
             )
         if not c.reason:
             raise InvalidArgument(f"{p}.reason", "Required value")
-        if len(c.reason) > _MAX_REASON or not _REASON_RE.match(c.reason):
+        if not _REASON_RE.match(c.reason):
             raise InvalidArgument(
                 f"{p}.reason",
                 "a condition reason must start with alphabetic character, optionally followed "
                 "by a string of alphanumeric characters or '_,:', and must end with an "
-                f"alphanumeric character or '_' (at most {_MAX_REASON} characters)",
+                "alphanumeric character or '_'",
             )
+        if len(c.reason) > _MAX_REASON:
+            raise InvalidArgument(f"{p}.reason", f"Too long: may not be more than {_MAX_REASON} "
+                                  "bytes")
         if len(c.message) > _MAX_MESSAGE:
-            raise InvalidArgument(f"{p}.message", f"may not be more than {_MAX_MESSAGE} bytes")
+            raise InvalidArgument(f"{p}.message", f"Too long: may not be more than "
+                                  f"{_MAX_MESSAGE} bytes")
         if c.observed_generation < 0:
-            raise InvalidArgument(f"{p}.observed_generation", "must be greater than or equal to 0")
+            raise InvalidArgument(
+                f"{p}.observed_generation", "must be greater than or equal to zero"
+            )
         out.append(PodGroupCondition(c.type, c.status, c.reason, c.message, c.observed_generation))
     return tuple(out)
 

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+from google.protobuf.internal.containers import RepeatedCompositeFieldContainer
+
 from ..engine.explain import Explanation
+from ..engine.explain_group import GroupExplanation
 from ..engine.pod_group_result import GroupOutcome, PodGroupResult
 from ..engine.schedule_one import Placement
 from ..model import Outcome
 from ..v1 import schedule_pb2 as pb
 
-__all__ = ["explanation_to_pb", "fill_placement", "fill_pod_group"]
+__all__ = ["explanation_to_pb", "fill_placement", "fill_pod_group", "group_explanation_to_pb"]
 
 _OUTCOME = {
     Outcome.SCHEDULED: pb.Placement.SCHEDULED,
@@ -79,13 +82,7 @@ def fill_pod_group(out: pb.PodGroupResult, r: PodGroupResult) -> None:
 
 def explanation_to_pb(e: Explanation) -> pb.ExplainResponse:
     out = pb.ExplainResponse(chosen_node=e.chosen_node, message=e.message, profile=e.profile)
-    for n in e.nodes:
-        v = out.nodes.add(
-            name=n.name, feasible=n.feasible, plugin=n.plugin, reasons=list(n.reasons),
-            total_score=n.total, code=n.code,
-        )
-        for plugin, (score, weight) in n.scores.items():
-            v.scores.add(plugin=plugin, score=score, weight=weight, weighted=score * weight)
+    _verdicts(out.nodes, e)
     for c in e.candidates:
         pc = out.candidates.add(node_name=c.node_name, num_pdb_violations=c.num_pdb_violations)
         for vic in c.victims:
@@ -93,4 +90,29 @@ def explanation_to_pb(e: Explanation) -> pb.ExplainResponse:
                 uid=vic.uid, namespace=vic.namespace, name=vic.name, priority=vic.priority
             )
     out.nominated_node_name = e.nominated_node
+    return out
+
+
+def _verdicts(out: RepeatedCompositeFieldContainer[pb.NodeVerdict], e: Explanation) -> None:
+    for n in e.nodes:
+        v = out.add(
+            name=n.name, feasible=n.feasible, plugin=n.plugin, reasons=list(n.reasons),
+            total_score=n.total, code=n.code,
+        )
+        for plugin, (score, weight) in n.scores.items():
+            v.scores.add(plugin=plugin, score=score, weight=weight, weighted=score * weight)
+
+
+def group_explanation_to_pb(g: GroupExplanation) -> pb.ExplainResponse:
+    """Explain for a pod group: each member's placement and, if its cycle came, its verdicts;
+    the group's outcome."""
+    out = pb.ExplainResponse()
+    for m in g.members:
+        me = out.pod_group_members.add(tried=m.explanation is not None)
+        fill_placement(me.placement, m.placement)
+        if m.explanation is not None:
+            _verdicts(me.nodes, m.explanation)
+            me.chosen_node, me.message = m.explanation.chosen_node, m.explanation.message
+    if g.result is not None:
+        fill_pod_group(out.pod_group, g.result)
     return out

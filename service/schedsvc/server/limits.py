@@ -19,7 +19,8 @@ class Limits:
     # also the bound of remove_nodes (by max_nodes_per_update) and remove_pods (max_pods_...)
     max_namespaces_per_update: int = 100_000
     # PodDisruptionBudgets upserted, and removed, by one UpdateSnapshot: a list of their own,
-    # as namespaces have, since budgets are neither nodes nor pods
+    # as namespaces have, since budgets are neither nodes nor pods; each of the PodGroup and
+    # Workload lists (upserts and removals) has the same bound
     max_pdbs_per_update: int = 100_000
     # each storage list of an UpdateSnapshot (PVs, claims, classes, CSI objects, attachments),
     # upserts and removals alike

@@ -21,7 +21,7 @@ from .cache import request_scope
 from .convert import Converter
 from .convert_pod_group import pod_group_from_pb, pod_group_ref, workload_from_pb
 from .convert_preemption import pdb_key
-from .convert_results import explanation_to_pb
+from .convert_results import explanation_to_pb, group_explanation_to_pb
 from .convert_simulation import result_to_pb, steps_from_pb
 from .convert_storage_update import STORAGE_LISTS, storage_update_fields
 from .limits import Limits
@@ -208,11 +208,39 @@ class RequestHandler:
 
     def explain(self, request: pb.ExplainRequest) -> pb.ExplainResponse:
         with request_scope():
+            if request.pod_group_members:
+                return self._explain_group(request)
             if not request.HasField("pod"):
                 raise InvalidArgument("pod", "required")
             pod = self.converter.pod_from_pb(request.pod, "pod")
             cluster = self.engine.reader(self.cluster_name(request.cluster))
             return explanation_to_pb(cluster.explain(pod))
+
+    def _explain_group(self, request: pb.ExplainRequest) -> pb.ExplainResponse:
+        """Explain for one PodGroup's members (Cluster.explain_group): all of one group,
+        each uid once, and not with `pod`."""
+        if request.HasField("pod"):
+            raise InvalidArgument("pod", "set either pod or pod_group_members, not both")
+        if len(request.pod_group_members) > self.limits.max_pods_per_request:
+            raise InvalidArgument(
+                "pod_group_members", f"at most {self.limits.max_pods_per_request} pods"
+            )
+        pods = [
+            self.converter.pod_from_pb(p, f"pod_group_members[{i}]")
+            for i, p in enumerate(request.pod_group_members)
+        ]
+        first, uids = pods[0], set()
+        for i, p in enumerate(pods):
+            if not p.pod_group or (p.namespace, p.pod_group) != (first.namespace, first.pod_group):
+                raise InvalidArgument(
+                    f"pod_group_members[{i}].scheduling_group",
+                    "every member names the same PodGroup (in the same namespace)",
+                )
+            if p.uid in uids:
+                raise InvalidArgument(f"pod_group_members[{i}].uid", f"duplicate uid {p.uid!r}")
+            uids.add(p.uid)
+        cluster = self.engine.reader(self.cluster_name(request.cluster))
+        return group_explanation_to_pb(cluster.explain_group(pods))
 
     def simulate(self, request: pb.SimulateRequest, caller: Caller) -> pb.SimulateResponse:
         """The steps on a fork of the cluster (engine Cluster.simulate): checked whole first,
