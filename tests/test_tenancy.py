@@ -24,6 +24,7 @@ from schedsvc.server.limits import Limits
 from schedsvc.v1 import schedule_pb2 as pb
 from tests.builders import pb_node, pb_pod
 from tests.builders.message_walk import fill_path, list_paths
+from tests.builders.pod_groups import pb_gang, pb_template, pb_workload
 from tests.builders.simulation import fake_simulate
 from tests.support import WAIT, Servers
 
@@ -118,6 +119,11 @@ _FOUR: dict[str, Any] = {
                               for _ in range(4)],
     **{f"UpdateSnapshotRequest.{f}": [f"ns/o{i}" for i in range(4)] for f in (
         "remove_persistent_volume_claims", "remove_csi_storage_capacities")},
+    "UpdateSnapshotRequest.upsert_pod_groups": [pb_gang(f"g{i}", 1) for i in range(4)],
+    "UpdateSnapshotRequest.remove_pod_groups": [f"default/g{i}" for i in range(4)],
+    "UpdateSnapshotRequest.upsert_workloads": [
+        pb_workload(f"w{i}", pb_template("t")) for i in range(4)],
+    "UpdateSnapshotRequest.remove_workloads": [f"default/w{i}" for i in range(4)],
     **{f"UpdateSnapshotRequest.remove_{f}": [f"o{i}" for i in range(4)] for f in (
         "persistent_volumes", "storage_classes", "csi_nodes", "csi_drivers",
         "volume_attachments")},
@@ -159,6 +165,8 @@ _OBJECTS: list[tuple[str, str, Any]] = [
     # a step's own lists and the pods and nodes inside steps: test_simulate_limits.py
     ("SimulateRequest", "steps", pb.SimulationStep()),
     *(("UpdateSnapshotRequest", f, o("o")) for f, o in _STORAGE.items()),
+    ("UpdateSnapshotRequest", "upsert_pod_groups", pb_gang("g", 1)),
+    ("UpdateSnapshotRequest", "upsert_workloads", pb_workload("w", pb_template("t"))),
 ]
 _WALKED = [o for o in _OBJECTS if o[0] != "SimulateRequest"]
 

@@ -1,7 +1,9 @@
 """Where a request's pod groups are scheduled: each group's members together, at the place of
 its first member (one pod group cycle, as kube pops a whole group as one queue entity), the
-other pods in request order. The server orders a request so before slicing it, so the
-placements it answers in are a prefix of this order whatever the deadline cuts.
+other pods in request order. The server schedules a request in this order and slices it so,
+so the pods a deadline leaves unattempted are a suffix of this order (a group whole); it answers
+the placements back in the request's own order (server/schedule_call.py), which clients pair
+with their pods by position.
 """
 
 from __future__ import annotations

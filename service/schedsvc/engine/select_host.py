@@ -1,4 +1,6 @@
-"""kube's selectHost: the best total, a seeded uniform draw among the nodes that share it.
+"""kube's selectHost: the best total, a seeded uniform draw among the nodes that share it (kube
+v1.35+ pops a score heap whose order among equal totals follows its parallel filter's finds;
+docs/differences.md "Ties among the best nodes").
 
 One function for the cycle and for batching's cache, so that a hint and the full cycle it
 stands for draw from the same generator in the same way.
@@ -24,8 +26,8 @@ def best_positions(totals: IntArray) -> tuple[int, Rows]:
 
 
 def select_host(ties: Sequence[int] | Rows, rng: np.random.Generator) -> int:
-    """The position kube's reservoir draw would keep: uniform among `ties`, drawing from
-    `rng` only when there is a choice (a lone best consumes no randomness)."""
+    """A position uniform among `ties`, drawing from `rng` only when there is a choice (a
+    lone best consumes no randomness)."""
     if len(ties) > 1:
         return int(ties[int(rng.integers(len(ties)))])
     return int(ties[0])

@@ -22,7 +22,7 @@ from ..errors import InvalidArgument
 from ..model import Node, Pod
 from ..v1 import schedule_pb2 as pb
 from .convert import Converter
-from .convert_results import explanation_to_pb, fill_placement
+from .convert_results import explanation_to_pb, fill_placement, fill_pod_group
 
 __all__ = ["FILL_UID", "MAX_TEMPLATE_NAME", "result_to_pb", "steps_from_pb"]
 
@@ -189,6 +189,11 @@ def result_to_pb(r: st.StepResult, out: pb.SimulationStepResult) -> None:
     elif isinstance(r, st.ScheduleStepResult):
         out.schedule.committed = r.committed
         _placements(out.schedule.placements, r.placements)
+        seen: set[int] = set()
+        for p in r.placements:
+            if p.group is not None and id(p.group) not in seen:
+                seen.add(id(p.group))
+                fill_pod_group(out.schedule.pod_groups.add(), p.group)
     elif isinstance(r, st.FillResult):
         out.fill.placed = r.placed
         out.fill.per_node.update(r.per_node)
