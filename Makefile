@@ -48,6 +48,7 @@ bench: gen
 conformance: gen
 	$(BIN)/python -m tools.conformance
 	$(BIN)/python -m tools.conformance_volumes
+	$(BIN)/python -m tools.conformance_gangs
 
 # make conformance-live [N=300] [SEED=...]: N random clusters (a fresh seed unless SEED, printed
 # first), kube v1.37.2's verdicts from tools/kube-oracle (`make oracle` first), ours compared;
