@@ -53,13 +53,14 @@ go-test: gen
 wheel-smoke:
 	$(PY) tools/wheel_smoke.py
 
-# make bench [ONLY=issue16[,batching]] [SMALL=1]: every section, or the named ones alone
+# make bench [ONLY=issue16[,gang]] [SMALL=1]: every section (gang: bench/gang.py), or the named ones alone
 bench: gen
 	$(BIN)/python bench/run_all.py $(if $(ONLY),--only $(ONLY)) $(if $(SMALL),--small)
 
 conformance: gen
 	$(BIN)/python -m tools.conformance
 	$(BIN)/python -m tools.conformance_volumes
+	$(BIN)/python -m tools.conformance_gangs
 
 # make conformance-live [N=300] [SEED=...]: N random clusters (a fresh seed unless SEED, printed
 # first), kube v1.37.2's verdicts from tools/kube-oracle (`make oracle` first), ours compared;

@@ -26,6 +26,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import batching  # noqa: E402
 import client_overhead  # noqa: E402
+import gang  # noqa: E402
 import issue16  # noqa: E402
 import issue_target  # noqa: E402
 import kube_beside  # noqa: E402
@@ -50,6 +51,7 @@ BENCHMARKS: list[tuple[str, Callable[..., str]]] = [
     ("statefulsets", statefulsets.run),
     ("simulate", simulate.run),
     ("simulate_memory", simulate_memory.run),
+    ("gang", gang.run),
 ]
 
 

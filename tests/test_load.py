@@ -30,7 +30,8 @@ from schedsvc_client.workload import (
 # Parameters every shipped workload draws its counts from; unused ones are ignored.
 TINY = {"nodes": "20", "taintedNodes": "6", "initPods": "5", "pods": "30",
         "churnEvery": "10", "churnDelete": "4", "runLength": "5", "lowPods": "80",
-        "highPods": "10"}
+        "highPods": "10", "pods8": "16", "pods100": "100", "bigGang": "20", "noFit": "10",
+        "noFitGang": "10"}
 
 
 def _check_report(r: Report, created: int) -> None:

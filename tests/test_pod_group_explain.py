@@ -9,7 +9,8 @@ import grpc
 import pytest
 
 from schedsvc.v1 import schedule_pb2 as pb
-from tests.builders.gangs import gang_config, pb_member, pb_node, pb_pod_group
+from tests.builders import pb_node
+from tests.builders.pod_groups import gang_config, pb_gang, pb_member
 
 GROUP_MSG = (
     "minCount (3) cannot be satisfied: 2 scheduled, 0 remaining, "
@@ -19,8 +20,8 @@ GROUP_MSG = (
 
 def _cluster(stub: object) -> None:
     stub.UpdateSnapshot(pb.UpdateSnapshotRequest(  # type: ignore[attr-defined]
-        upsert_nodes=[pb_node("n0"), pb_node("n1")],
-        upsert_pod_groups=[pb_pod_group("train", 3)],
+        upsert_nodes=[pb_node("n0", cpu="2"), pb_node("n1", cpu="2")],
+        upsert_pod_groups=[pb_gang("train", 3)],
     ))
 
 

@@ -8,14 +8,15 @@ import grpc
 import pytest
 
 from schedsvc.v1 import schedule_pb2 as pb
-from tests.builders.gangs import gang_config, pb_member, pb_node, pb_pod_group
+from tests.builders import pb_node
+from tests.builders.pod_groups import gang_config, pb_gang, pb_member
 
 
 def _setup(make_server):  # type: ignore[no-untyped-def]
     server, stub = make_server(config=gang_config(), seed=1)
     stub.UpdateSnapshot(pb.UpdateSnapshotRequest(
-        upsert_nodes=[pb_node("n0"), pb_node("n1")],
-        upsert_pod_groups=[pb_pod_group("fits", 4), pb_pod_group("too-big", 3)],
+        upsert_nodes=[pb_node("n0", cpu="2"), pb_node("n1", cpu="2")],
+        upsert_pod_groups=[pb_gang("fits", 4), pb_gang("too-big", 3)],
     ))
     return server, stub
 
@@ -66,7 +67,7 @@ def test_fill_and_scale_up_refuse_group_members(make_server, field):  # type: ig
         path = "steps[0].fill.template.scheduling_group"
     else:
         step = pb.SimulationStep(scale_up=pb.ScaleUpStep(
-            pods=[member], node_templates=[pb_node("t")], max_new_nodes=2,
+            pods=[member], node_templates=[pb_node("t", cpu="2")], max_new_nodes=2,
         ))
         path = "steps[0].scale_up.pods[0].scheduling_group"
     with pytest.raises(grpc.RpcError) as err:

@@ -24,7 +24,7 @@ from schedsvc.server.limits import Limits
 from schedsvc.v1 import schedule_pb2 as pb
 from tests.builders import pb_node, pb_pod
 from tests.builders.message_walk import fill_path, list_paths
-from tests.builders.pod_groups import pb_gang, pb_template, pb_workload
+from tests.builders.pod_groups import gang_config, pb_gang, pb_member, pb_template, pb_workload
 from tests.builders.simulation import fake_simulate
 from tests.support import WAIT, Servers
 
@@ -124,6 +124,7 @@ _FOUR: dict[str, Any] = {
     "UpdateSnapshotRequest.upsert_workloads": [
         pb_workload(f"w{i}", pb_template("t")) for i in range(4)],
     "UpdateSnapshotRequest.remove_workloads": [f"default/w{i}" for i in range(4)],
+    "ExplainRequest.pod_group_members": [pb_member(f"m{i}", "g") for i in range(4)],
     **{f"UpdateSnapshotRequest.remove_{f}": [f"o{i}" for i in range(4)] for f in (
         "persistent_volumes", "storage_classes", "csi_nodes", "csi_drivers",
         "volume_attachments")},
@@ -137,14 +138,15 @@ def test_every_repeated_request_field_has_a_count_limit(
 ) -> None:
     assert field in _FOUR, f"{field} is a repeated request field with no count limit tested"
     fake_simulate(monkeypatch)  # the limits are the server's: no engine run needed
-    # every per-request count limit at 3
-    server, stub, _ = servers.start(limits=Limits(max_simulation_steps=3, **{
-        f.name: 3 for f in dataclasses.fields(Limits)
-        if f.name.endswith(("_per_update", "_per_request"))}))
+    # every per-request count limit at 3; a group's Explain needs GenericWorkload
+    server, stub, _ = servers.start(config=gang_config(), limits=Limits(
+        max_simulation_steps=3, **{
+            f.name: 3 for f in dataclasses.fields(Limits)
+            if f.name.endswith(("_per_update", "_per_request"))}))
     stub.UpdateSnapshot(pb.UpdateSnapshotRequest(upsert_nodes=[pb_node("n0")]), timeout=WAIT)
     request, name = field.split(".")
     rpc = {"UpdateSnapshotRequest": stub.UpdateSnapshot, "ScheduleRequest": stub.Schedule,
-           "SimulateRequest": stub.Simulate}
+           "SimulateRequest": stub.Simulate, "ExplainRequest": stub.Explain}
     build = getattr(pb, request)
     err = _refused(rpc[request], build(**{name: _FOUR[field]}))
     assert err.code() == grpc.StatusCode.INVALID_ARGUMENT
@@ -162,6 +164,7 @@ _OBJECTS: list[tuple[str, str, Any]] = [
     ("UpdateSnapshotRequest", "upsert_pod_disruption_budgets", _pdb("b")),
     ("ScheduleRequest", "pods", pb_pod("p")),
     ("ExplainRequest", "pod", pb_pod("p")),
+    ("ExplainRequest", "pod_group_members", pb_member("p", "g")),
     # a step's own lists and the pods and nodes inside steps: test_simulate_limits.py
     ("SimulateRequest", "steps", pb.SimulationStep()),
     *(("UpdateSnapshotRequest", f, o("o")) for f, o in _STORAGE.items()),

@@ -33,6 +33,7 @@ from .workload import (
     DeletePods,
     Workload,
 )
+from .workload_groups import requests_by_group
 
 __all__ = ["RunOptions", "LoadError", "run", "new_stub", "CHANNEL_OPTIONS"]
 
@@ -112,6 +113,8 @@ class _Client:
                 elif isinstance(op, CreatePods | CreateStatefulSets):
                     if isinstance(op, CreateStatefulSets):
                         self._create_claims(op)  # before the pods, as the controller does
+                    if isinstance(op, CreatePods) and op.groups is not None:
+                        self._chunked("upsert_pod_groups", op.groups.objects(index, op.count))
                     requests = self._requests(op, index)
                     if op.collect_metrics and not measuring:
                         measuring = True
@@ -169,12 +172,13 @@ class _Client:
     def _requests(
         self, op: CreatePods | CreateStatefulSets, index: int
     ) -> list[pb.ScheduleRequest]:
-        out: list[pb.ScheduleRequest] = []
         pods = list(op.pods(index))
-        for i in range(0, len(pods), self.opts.batch_size):
-            out.append(pb.ScheduleRequest(cluster=self.cluster,
-                                          pods=pods[i:i + self.opts.batch_size]))
-        return out
+        size = self.opts.batch_size
+        if isinstance(op, CreatePods) and op.groups is not None:
+            chunks = list(requests_by_group(pods, op.groups, size))  # whole groups each
+        else:
+            chunks = [pods[i:i + size] for i in range(0, len(pods), size)]
+        return [pb.ScheduleRequest(cluster=self.cluster, pods=c) for c in chunks]
 
     # -- sending -------------------------------------------------------------------------------
 
@@ -298,7 +302,7 @@ def _server_for(opts: RunOptions) -> EmbeddedServer | None:
     if opts.noop:
         return EmbeddedServer(noop_command())
     return EmbeddedServer(server_command(opts.seed, opts.config or opts.workload.config,
-                                         opts.feature_gates))
+                                         opts.feature_gates or opts.workload.feature_gates))
 
 
 def _raise_first_error(
@@ -364,7 +368,8 @@ def run(opts: RunOptions) -> Report:
                 report.server_cpu_measured_s = after.cpu_seconds - before.cpu_seconds
     report.settings = {
         "Nodes": w.nodes, "Mode": opts.mode, "BatchSize": opts.batch_size,
-        "Clients": opts.clients, "FeatureGates": opts.feature_gates or "default",
+        "Clients": opts.clients,
+        "FeatureGates": opts.feature_gates or w.feature_gates or "default",
         **opts.extra,
     }
     report.nodes_used = len(shared.nodes_used)

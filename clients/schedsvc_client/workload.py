@@ -23,6 +23,7 @@ them: Deployment k's pods carry the template's labels (`{{deployment}}` replaced
 PodTopologySpread's system default constraints apply to them as kube applies them to
 Deployment pods. With `runLength`, the Deployments take turns in runs.
 
+`podGroups` puts a createPods op's pods in PodGroups (workload_groups.py).
 `createStorage` (CSINodes, a StorageClass, a CSIDriver, PVs) and `createStatefulSets` (pods
 with a claim per volumeClaimTemplate, the claims sent first) are in workload_storage.py.
 """
@@ -41,21 +42,12 @@ import yaml
 from schedsvc.v1 import schedule_pb2 as pb
 
 from .kube import default_selector_for, node_from_kube, pod_from_kube
+from .workload_groups import PodGroups, parse_pod_groups
 from .workload_storage import STORAGE_OPCODES, CreateStatefulSets, CreateStorage, parse_storage_op
 
 __all__ = [
-    "WorkloadError",
-    "Workload",
-    "CreateNodes",
-    "CreatePods",
-    "Churn",
-    "DeletePods",
-    "Barrier",
-    "CreateStorage",
-    "CreateStatefulSets",
-    "Op",
-    "shipped_workloads",
-    "load_workload",
+    "WorkloadError", "Workload", "CreateNodes", "CreatePods", "Churn", "DeletePods", "Barrier",
+    "CreateStorage", "CreateStatefulSets", "Op", "shipped_workloads", "load_workload",
     "resolve_workload_path",
 ]
 
@@ -97,6 +89,7 @@ class CreatePods:
     run_length: int
     collect_metrics: bool
     name_pattern: str
+    groups: PodGroups | None = None  # podGroups: workload_groups.py
 
     def pods(self, op_index: int) -> Iterator[pb.Pod]:
         """Pods in order; template k serves runs of `run_length` pods, cycling through them."""
@@ -106,6 +99,8 @@ class CreatePods:
             pod.CopyFrom(tpl)
             pod.name = _subst(self.name_pattern, i, "").replace("{{op}}", str(op_index))
             pod.uid = f"op{op_index}-{i}"
+            if self.groups is not None:
+                pod.scheduling_group.pod_group_name = self.groups.name(op_index, i)
             for k, v in tpl.labels.items():
                 if "{{" in v:
                     pod.labels[k] = _subst(v, i, "")
@@ -143,6 +138,7 @@ class Workload:
     ops: tuple[Op, ...]
     config: str | None = None  # server config file, absolute path
     description: str = ""
+    feature_gates: str = ""  # the file's featureGates, when the command line gives none
     sizes: tuple[str, ...] = field(default=())
 
     @property
@@ -300,12 +296,17 @@ def _parse_op(raw: Any, where: str) -> Op:
                 _pod_template(t, f"{where}.podTemplates[{i}]", ns, sched)
                 for i, t in enumerate(raws)
             )
+        try:
+            groups = parse_pod_groups(raw.get("podGroups"), f"{where}.podGroups", ns)
+        except ValueError as exc:
+            raise WorkloadError(str(exc)) from None
         return CreatePods(
             count=_count(raw, where),
             templates=templates,
             run_length=_positive(raw, "runLength", where, 1),
             collect_metrics=bool(raw.get("collectMetrics", False)),
             name_pattern=str(raw.get("namePattern", "pod-{{op}}-{{index}}")),
+            groups=groups,
         )
     if code in STORAGE_OPCODES:  # workload_storage.py
         count = _count(raw, where) if code == "createStatefulSets" else 0
@@ -388,4 +389,5 @@ def load_workload(
         config=config or None,
         description=str(doc.get("description", "")),
         sizes=tuple(sizes),
+        feature_gates=str(doc.get("featureGates", "")),
     )

@@ -20,6 +20,7 @@ from tests.builders.domain import (
     pod_with_tolerations,
     resource_name,
 )
+from tests.builders.group_domain import env_of, gang_cluster, group, member, sized
 from tests.builders.messages import pb_node, pb_pod, replace_nodes
 from tests.builders.plugin_pods import (
     Port,
@@ -66,4 +67,9 @@ __all__ = [
     "Filtered",
     "run_filter",
     "run_score",
+    "gang_cluster",
+    "group",
+    "member",
+    "sized",
+    "env_of",
 ]

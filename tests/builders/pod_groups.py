@@ -14,19 +14,24 @@ from schedsvc.v1 import schedule_pb2 as pb
 __all__ = [
     "KUBE_POD_GROUP",
     "KUBE_WORKLOAD",
+    "GANG_FEATURES",
     "gang_config",
     "kube_pod_group",
     "kube_workload",
     "pb_basic_group",
     "pb_gang",
+    "pb_member",
     "pb_template",
     "pb_workload",
 ]
 
 
+GANG_FEATURES = Features(gates=(("GenericWorkload", True),))  # v1.37.2 with the gate on
+
+
 def gang_config() -> SchedulerConfig:
     """kube's default profile with --feature-gates GenericWorkload=true."""
-    return default_config(features=Features(gates=(("GenericWorkload", True),)))
+    return default_config(features=GANG_FEATURES)
 
 
 def pb_gang(name: str, min_count: int, namespace: str = "default", **spec: Any) -> pb.PodGroup:
@@ -49,6 +54,16 @@ def pb_basic_group(name: str, namespace: str = "default", **spec: Any) -> pb.Pod
             scheduling_policy=pb.PodGroupSchedulingPolicy(basic=pb.BasicSchedulingPolicy()),
             **spec,
         ),
+    )
+
+
+def pb_member(uid: str, group: str, cpu: str = "1", namespace: str = "default",
+              **fields: Any) -> pb.Pod:
+    """A pending pod of PodGroup `group` (spec.schedulingGroup.podGroupName), named as its uid."""
+    return pb.Pod(
+        uid=uid, name=uid, namespace=namespace,
+        containers=[pb.Container(name="c", requests={"cpu": cpu})],
+        scheduling_group=pb.PodSchedulingGroup(pod_group_name=group), **fields,
     )
 
 

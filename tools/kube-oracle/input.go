@@ -11,6 +11,8 @@ import (
 	"strings"
 
 	v1 "k8s.io/api/core/v1"
+	schedulingv1beta1 "k8s.io/api/scheduling/v1beta1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes/scheme"
@@ -31,6 +33,22 @@ type Case struct {
 	PercentageOfNodesToScore *int32
 	Preemption               bool
 	Profile                  string
+	// Steps (sequence mode): ordinary pods, or a pod group's members and its PodGroup, run in
+	// order, each finished before the next (steps.go).
+	Steps []Step
+}
+
+// Step is one entry of a case's "steps": pods to create, and for a pod group the PodGroup to
+// create once they wait in the queue (nil when the group's PodGroup is in objects already, or
+// the pods are ordinary).
+type Step struct {
+	Pods     []*v1.Pod
+	PodGroup *schedulingv1beta1.PodGroup
+}
+
+type rawStep struct {
+	Pods     []json.RawMessage `json:"pods"`
+	PodGroup json.RawMessage   `json:"podGroup"`
 }
 
 type rawCase struct {
@@ -43,6 +61,7 @@ type rawCase struct {
 	PercentageOfNodesToScore *int32            `json:"percentageOfNodesToScore"`
 	Preemption               bool              `json:"preemption"`
 	Profile                  string            `json:"profile"`
+	Steps                    []rawStep         `json:"steps"`
 }
 
 // InputError is a malformed case file: it names the line, the case id and what is wrong.
@@ -146,8 +165,8 @@ func decodeCase(b []byte, source string, line int, requirePod bool) (*Case, erro
 	if requirePod && len(rc.Pod) == 0 {
 		return nil, fail(c.ID, "missing \"pod\"")
 	}
-	if !requirePod && len(rc.Pod) == 0 && rc.PodsToSchedule == nil {
-		return nil, fail(c.ID, "missing \"podsToSchedule\" (or \"pod\")")
+	if !requirePod && len(rc.Pod) == 0 && rc.PodsToSchedule == nil && rc.Steps == nil {
+		return nil, fail(c.ID, "missing \"podsToSchedule\" (or \"pod\" or \"steps\")")
 	}
 	for i, raw := range rc.Nodes {
 		n := &v1.Node{}
@@ -182,6 +201,13 @@ func decodeCase(b []byte, source string, line int, requirePod bool) (*Case, erro
 		}
 		c.PodsToSchedule = append(c.PodsToSchedule, p)
 	}
+	for i, rs := range rc.Steps {
+		st, err := decodeStep(rs)
+		if err != nil {
+			return nil, fail(c.ID, "steps[%d].%v", i, err)
+		}
+		c.Steps = append(c.Steps, st)
+	}
 	for i, raw := range rc.Objects {
 		obj, err := decodeObject(raw)
 		if err != nil {
@@ -195,6 +221,44 @@ func decodeCase(b []byte, source string, line int, requirePod bool) (*Case, erro
 		c.Objects = append(c.Objects, obj)
 	}
 	return c, nil
+}
+
+// decodeStep reads one step: its pods (typed, like podsToSchedule) and its PodGroup, a full
+// scheduling.k8s.io/v1beta1 object.
+func decodeStep(rs rawStep) (Step, error) {
+	var st Step
+	if len(rs.Pods) == 0 {
+		return st, fmt.Errorf("pods: a step needs at least one pod")
+	}
+	for i, raw := range rs.Pods {
+		p := &v1.Pod{}
+		if err := decodeTyped(raw, "Pod", p); err != nil {
+			return st, fmt.Errorf("pods[%d]: %v", i, err)
+		}
+		st.Pods = append(st.Pods, p)
+	}
+	if len(rs.PodGroup) == 0 || string(rs.PodGroup) == "null" {
+		return st, nil
+	}
+	obj, err := decodeObject(rs.PodGroup)
+	if err != nil {
+		return st, fmt.Errorf("podGroup: %v", err)
+	}
+	pg, ok := obj.(*schedulingv1beta1.PodGroup)
+	if !ok {
+		return st, fmt.Errorf("podGroup: want a scheduling.k8s.io/v1beta1 PodGroup, got %T", obj)
+	}
+	if pg.Namespace == "" {
+		pg.Namespace = metav1.NamespaceDefault
+	}
+	for i, p := range st.Pods {
+		sg := p.Spec.SchedulingGroup
+		if sg == nil || sg.PodGroupName == nil || *sg.PodGroupName != pg.Name {
+			return st, fmt.Errorf("pods[%d]: not a member of podGroup %q (spec.schedulingGroup.podGroupName)", i, pg.Name)
+		}
+	}
+	st.PodGroup = pg
+	return st, nil
 }
 
 // decodeTyped reads a Node or Pod, which the case files write without apiVersion/kind;

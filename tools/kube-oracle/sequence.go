@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes/fake"
 	clienttesting "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/events"
@@ -131,37 +132,16 @@ func runSequenceCase(parent context.Context, cfg *config.KubeSchedulerConfigurat
 	if len(toSchedule) == 0 && c.Pod != nil {
 		toSchedule = []*v1.Pod{c.Pod}
 	}
-	classes := map[string]int32{}
-	for _, o := range c.Objects {
-		if pc, ok := o.(*schedulingv1.PriorityClass); ok {
-			classes[pc.Name] = pc.Value
-		}
-	}
+	classes := priorityClasses(c)
 
 	// The fake tracker's watchers have a fixed buffer (watch.DefaultChanSize) and panic when an
 	// informer falls behind it; size it for every event this run can produce.
 	watch.DefaultChanSize = int32(16*len(toSchedule) + 2*len(c.Pods) + 2*len(c.Nodes) + 10000)
-	// NewSimpleClientset, not NewClientset: the latter's managed-fields tracker made every
-	// binding ~7x slower, which would measure the fake API server, not the scheduler.
-	client := fake.NewSimpleClientset() //nolint:staticcheck
+	client, err := newFakeCluster(c, classes)
+	if err != nil {
+		return nil, err
+	}
 	tracker := client.Tracker()
-	for _, o := range c.Objects {
-		if err := tracker.Add(o); err != nil {
-			return nil, fmt.Errorf("adding %T: %w", o, err)
-		}
-	}
-	for _, n := range c.Nodes {
-		if err := tracker.Add(n); err != nil {
-			return nil, fmt.Errorf("adding node %s: %w", n.Name, err)
-		}
-	}
-	for _, p := range c.Pods {
-		p = p.DeepCopy()
-		admit(p, classes)
-		if err := tracker.Add(p); err != nil {
-			return nil, fmt.Errorf("adding pod %s/%s: %w", p.Namespace, p.Name, err)
-		}
-	}
 
 	log := &decisionLog{node: map[string]string{}, message: map[string]string{}, deleted: map[string]bool{},
 		decided: map[string]bool{}, watched: map[string]bool{}, done: make(chan struct{})}
@@ -227,35 +207,10 @@ func runSequenceCase(parent context.Context, cfg *config.KubeSchedulerConfigurat
 		return false, nil, nil
 	})
 
-	schedCfg := *cfg
-	if c.PercentageOfNodesToScore != nil {
-		schedCfg.PercentageOfNodesToScore = c.PercentageOfNodesToScore
-	}
-	informerFactory := scheduler.NewInformerFactory(client, 0, nil)
-	recorder := &events.FakeRecorder{} // nil channel: events are dropped
-	sched, err := scheduler.New(ctx, client, informerFactory, nil,
-		profile.RecorderFactory(func(string) events.EventRecorderLogger { return recorder }),
-		scheduler.WithComponentConfigVersion(schedCfg.TypeMeta.APIVersion),
-		scheduler.WithProfiles(schedCfg.Profiles...),
-		scheduler.WithPercentageOfNodesToScore(schedCfg.PercentageOfNodesToScore),
-		scheduler.WithPodMaxBackoffSeconds(schedCfg.PodMaxBackoffSeconds),
-		scheduler.WithPodInitialBackoffSeconds(schedCfg.PodInitialBackoffSeconds),
-		scheduler.WithExtenders(schedCfg.Extenders...),
-		scheduler.WithParallelism(schedCfg.Parallelism),
-	)
+	_, runDone, err := startScheduler(ctx, cfg, c, client)
 	if err != nil {
-		return nil, fmt.Errorf("scheduler.New: %w", err)
+		return nil, err
 	}
-	informerFactory.Start(ctx.Done())
-	informerFactory.WaitForCacheSync(ctx.Done())
-	if err := sched.WaitForHandlersSync(ctx); err != nil {
-		return nil, fmt.Errorf("waiting for handlers: %w", err)
-	}
-	runDone := make(chan struct{})
-	go func() {
-		sched.Run(ctx)
-		close(runDone)
-	}()
 
 	start := time.Now()
 	for _, p := range pods {
@@ -308,6 +263,98 @@ func runSequenceCase(parent context.Context, cfg *config.KubeSchedulerConfigurat
 	return res, nil
 }
 
+// priorityClasses maps the case's PriorityClass objects to their values (what priority
+// admission would copy into a pod).
+func priorityClasses(c *Case) map[string]int32 {
+	classes := map[string]int32{}
+	for _, o := range c.Objects {
+		if pc, ok := o.(*schedulingv1.PriorityClass); ok {
+			classes[pc.Name] = pc.Value
+		}
+	}
+	return classes
+}
+
+// newFakeCluster is the fake API server holding the case's objects, nodes and bound pods.
+// NewSimpleClientset, not NewClientset: the latter's managed-fields tracker made every binding
+// ~7x slower, which would measure the fake API server, not the scheduler.
+func newFakeCluster(c *Case, classes map[string]int32) (*fake.Clientset, error) {
+	client := fake.NewSimpleClientset() //nolint:staticcheck
+	tracker := client.Tracker()
+	for _, o := range c.Objects {
+		if err := tracker.Add(o); err != nil {
+			return nil, fmt.Errorf("adding %T: %w", o, err)
+		}
+	}
+	for _, n := range c.Nodes {
+		if err := tracker.Add(n); err != nil {
+			return nil, fmt.Errorf("adding node %s: %w", n.Name, err)
+		}
+	}
+	for _, p := range c.Pods {
+		p = p.DeepCopy()
+		admit(p, classes)
+		if err := tracker.Add(p); err != nil {
+			return nil, fmt.Errorf("adding pod %s/%s: %w", p.Namespace, p.Name, err)
+		}
+	}
+	return client, nil
+}
+
+// startScheduler builds kube's scheduler over the fake client as scheduler.New is called by
+// kube-scheduler's app, waits for its informers and handlers, and runs it until ctx ends
+// (runDone is closed then).
+func startScheduler(ctx context.Context, cfg *config.KubeSchedulerConfiguration, c *Case, client *fake.Clientset) (*scheduler.Scheduler, chan struct{}, error) {
+	sched, informerFactory, err := newScheduler(ctx, cfg, c, client)
+	if err != nil {
+		return nil, nil, err
+	}
+	runDone := runScheduler(ctx, sched, informerFactory)
+	if runDone == nil {
+		return nil, nil, errors.New("waiting for the scheduler's handlers: context ended")
+	}
+	return sched, runDone, nil
+}
+
+func newScheduler(ctx context.Context, cfg *config.KubeSchedulerConfiguration, c *Case, client *fake.Clientset) (*scheduler.Scheduler, informers.SharedInformerFactory, error) {
+	schedCfg := *cfg
+	if c.PercentageOfNodesToScore != nil {
+		schedCfg.PercentageOfNodesToScore = c.PercentageOfNodesToScore
+	}
+	informerFactory := scheduler.NewInformerFactory(client, 0, nil)
+	recorder := &events.FakeRecorder{} // nil channel: events are dropped
+	sched, err := scheduler.New(ctx, client, informerFactory, nil,
+		profile.RecorderFactory(func(string) events.EventRecorderLogger { return recorder }),
+		scheduler.WithComponentConfigVersion(schedCfg.TypeMeta.APIVersion),
+		scheduler.WithProfiles(schedCfg.Profiles...),
+		scheduler.WithPercentageOfNodesToScore(schedCfg.PercentageOfNodesToScore),
+		scheduler.WithPodMaxBackoffSeconds(schedCfg.PodMaxBackoffSeconds),
+		scheduler.WithPodInitialBackoffSeconds(schedCfg.PodInitialBackoffSeconds),
+		scheduler.WithExtenders(schedCfg.Extenders...),
+		scheduler.WithParallelism(schedCfg.Parallelism),
+	)
+	if err != nil {
+		return nil, nil, fmt.Errorf("scheduler.New: %w", err)
+	}
+	return sched, informerFactory, nil
+}
+
+// runScheduler starts the informers, waits for their sync and the scheduler's handlers, and
+// runs the scheduler: the channel closed when Run returns, nil if ctx ended first.
+func runScheduler(ctx context.Context, sched *scheduler.Scheduler, informerFactory informers.SharedInformerFactory) chan struct{} {
+	informerFactory.Start(ctx.Done())
+	informerFactory.WaitForCacheSync(ctx.Done())
+	if err := sched.WaitForHandlersSync(ctx); err != nil {
+		return nil
+	}
+	runDone := make(chan struct{})
+	go func() {
+		sched.Run(ctx)
+		close(runDone)
+	}()
+	return runDone
+}
+
 func setCondition(p *v1.Pod, c v1.PodCondition) {
 	c.LastTransitionTime = metav1.Now()
 	for i := range p.Status.Conditions {
@@ -338,6 +385,9 @@ func runSequence(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs.StringVar(&gen.podMem, "pod-memory", "128Mi", "--generate: pod memory request")
 	var opts seqOptions
 	fs.DurationVar(&opts.timeout, "timeout", 10*time.Minute, "give up waiting for decisions after this long")
+	var sopts stepsOptions
+	fs.DurationVar(&sopts.quiet, "quiet", 200*time.Millisecond, "steps cases: a step that has not bound every pod is settled after this long with an idle queue and no API write")
+	fs.DurationVar(&sopts.stepTimeout, "step-timeout", 20*time.Second, "steps cases: give up on one step after this long")
 	printPods := fs.String("print-pods", "auto", "per-pod results: auto (for --cases, not --generate) | true | false")
 	cfg, code := parseAndLoad(fs, &cf, args, stderr)
 	if cfg == nil {
@@ -380,6 +430,16 @@ func runSequence(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	defer closeCases()
 	err := forEachCase(r, source, false, func(c *Case) error {
+		if c.Steps != nil {
+			res, err := runStepsCase(ctx, cfg, c, sopts)
+			if err != nil {
+				return &InputError{Source: source, Line: c.Line, ID: c.ID, Msg: err.Error()}
+			}
+			if err := enc.Encode(res); err != nil {
+				return err
+			}
+			return w.Flush()
+		}
 		res, err := runSequenceCase(ctx, cfg, c, opts)
 		if err != nil {
 			return &InputError{Source: source, Line: c.Line, ID: c.ID, Msg: err.Error()}

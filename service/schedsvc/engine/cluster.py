@@ -227,7 +227,11 @@ class Cluster:
                     # (Engine.order_pods gathers a request's): they are placed together or
                     # not at all, so a deadline never splits them
                     j = group_run_end(pods, i)
-                    out += schedule_pod_group(env, cursor, pods[i:j], dry_run)
+                    run = pods[i:j]
+                    out += (
+                        self._dry_run_group(run) if dry_run
+                        else schedule_pod_group(env, cursor, run, False)
+                    )
                     i = j
                     continue
                 out.append(schedule_one(env, cursor, p, dry_run))
@@ -241,6 +245,22 @@ class Cluster:
                 self._damage("a Schedule request")
             raise
         return out, self.snapshot.generation
+
+    def _dry_run_group(self, members: Sequence[Pod]) -> list[Placement]:
+        """A pod group's dry run: its members must be assumed for one another, so the cycle
+        runs on a fork (the snapshot, its generation and its columns untouched, as a dry run
+        leaves them); the cursor moves as the members' cycles moved it (a dry run's cycles
+        count, as a single pod's), and the live batch state, which saw none of them, finds
+        the cycle count moved on and starts afresh."""
+        f = ClusterFork.of(self.snapshot, self.cursor, self.engine)
+        try:
+            out = schedule_pod_group(f.env, f.cursor, members, True)
+        finally:
+            f.discard()
+        c = self.cursor
+        c.rng, c.cycle, c.next_start_index = f.cursor.rng, f.cursor.cycle, f.cursor.next_start_index
+        c.last_info = f.cursor.last_info
+        return out
 
     # ---- explain --------------------------------------------------------------------------------
     def explain(self, pod: Pod) -> Explanation:

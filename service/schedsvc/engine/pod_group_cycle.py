@@ -30,6 +30,7 @@ from ..plugins.gang_scheduling import Feasibility, placement_feasible, pre_enque
 from .assume_log import AssumeLog
 from .cycle_context import CycleCursor
 from .cycle_env import CycleEnv
+from .in_flight import InFlight
 from .pod_group_order import group_key
 from .pod_group_post_filter import PostFilterOutcome, run_pod_group_post_filter
 from .pod_group_result import GroupOutcome, PodGroupResult
@@ -42,7 +43,10 @@ from .pod_group_status import (
 from .pod_group_validate import validate_pod_group
 from .schedule_one import Placement, deleting_pod_message, schedule_one
 
-__all__ = ["BeforeMember", "GroupRun", "schedule_pod_group", "run_group_algorithm"]
+__all__ = [
+    "BeforeMember", "GroupRun", "schedule_pod_group", "rerun_group_algorithm",
+    "run_group_algorithm",
+]
 
 BeforeMember = Callable[[Pod], None]
 
@@ -109,6 +113,25 @@ def run_group_algorithm(
         # "the framework requires at least 1 pod to be scheduled"
         run.status = GroupStatus.unschedulable()
     return run
+
+
+def rerun_group_algorithm(
+    env: CycleEnv, cursor: CycleCursor, pg: PodGroup, queued: Sequence[Pod], already: int,
+    dry_run: bool,
+) -> tuple[GroupStatus, list[tuple[Pod, str]]]:
+    """kube's pgSchedulingFunc for workload-aware preemption: runRootSchedulingAlgorithm on
+    the snapshot as preemption left it, a real run (each member's cycle moves the cursor),
+    its assumes taken back before it returns; the status and the members placed, in order."""
+    log = AssumeLog()
+    run = run_group_algorithm(env, cursor, pg, queued, already, dry_run, log)
+    placed = [
+        (pod, p.node_name)
+        for pod, p in zip(queued, run.tried, strict=False)
+        if p.outcome is Outcome.SCHEDULED
+    ]
+    if log.revert(env.snapshot):
+        env.batches.invalidate()  # cached verdicts counted the members taken back
+    return run.status, placed
 
 
 def schedule_pod_group(
@@ -178,7 +201,36 @@ def _cycle(
     dry_run: bool, result: PodGroupResult, out: dict[str, Placement],
     before_each: BeforeMember | None,
 ) -> None:
-    """The algorithm, PodGroupPostFilter on a rejection, and each member's answer."""
+    """The algorithm, PodGroupPostFilter on a rejection (the members in flight: in_flight.py),
+    and each member's answer."""
+    flight = InFlight(env, queued)
+    try:
+        run, status, post = _algorithm(env, cursor, pg, queued, already, dry_run, before_each)
+    finally:
+        flight.land()
+    result.evaluated = len(run.tried)
+    if status.code is GroupCode.ERROR:
+        _finish_error(env, pg, queued, result, status, dry_run, out, run.tried)
+        return
+    _record_condition(env, pg, result, status, dry_run)
+    key = result.pod_group
+    if status.code is GroupCode.SUCCESS:
+        result.outcome = GroupOutcome.SCHEDULED
+        result.scheduled = sum(p.outcome is Outcome.SCHEDULED for p in run.tried)
+        for p in run.tried:  # made for this cycle and not yet handed out: set in place
+            p.pod_group, p.group = key, result
+            out[p.pod_uid] = p
+        return
+    _submit_rejected(
+        env, queued, result, status, post, run.tried, dry_run, out, run.status.message()
+    )
+
+
+def _algorithm(
+    env: CycleEnv, cursor: CycleCursor, pg: PodGroup, queued: Sequence[Pod], already: int,
+    dry_run: bool, before_each: BeforeMember | None,
+) -> tuple[GroupRun, GroupStatus, PostFilterOutcome | None]:
+    """runRootSchedulingAlgorithm (a rejected group taken back), then PodGroupPostFilter."""
     log = AssumeLog()
     try:
         run = run_group_algorithm(env, cursor, pg, queued, already, dry_run, log, before_each)
@@ -188,7 +240,6 @@ def _cycle(
         log.revert(env.snapshot)
         env.batches.invalidate()
         raise
-    result.evaluated = len(run.tried)
     status = run.status
     if status.code is not GroupCode.SUCCESS or dry_run:
         if log.revert(env.snapshot):
@@ -196,31 +247,23 @@ def _cycle(
     post: PostFilterOutcome | None = None
     if status.code is GroupCode.UNSCHEDULABLE:
         post = run_pod_group_post_filter(
-            env, cursor, pg, queued, already, run.dra_state, dry_run
+            env, pg, queued, run.dra_state,
+            lambda: rerun_group_algorithm(env, cursor, pg, queued, already, dry_run),
         )
         status = post.apply(status)
-    if status.code is GroupCode.ERROR:
-        _finish_error(env, pg, queued, result, status, dry_run, out, run.tried)
-        return
-    _record_condition(env, pg, result, status, dry_run)
-    key = result.pod_group
-    if status.code is GroupCode.SUCCESS:
-        result.outcome = GroupOutcome.SCHEDULED
-        result.scheduled = sum(p.outcome is Outcome.SCHEDULED for p in run.tried)
-        for p in run.tried:
-            out[p.pod_uid] = dataclasses.replace(p, pod_group=key, group=result)
-        return
-    _submit_rejected(env, queued, result, status, post, run.tried, dry_run, out)
+    return run, status, post
 
 
 def _submit_rejected(
     env: CycleEnv, queued: Sequence[Pod], result: PodGroupResult, status: GroupStatus,
     post: PostFilterOutcome | None, tried: Sequence[Placement], dry_run: bool,
-    out: dict[str, Placement],
+    out: dict[str, Placement], untried_msg: str,
 ) -> None:
     """submitPodGroupAlgorithmResult for a rejected group: a member that fit is told the
     group's status (behind errPodGroupUnschedulable unless the group waits on preemption),
-    one that did not keeps its own FitError, one never tried gets the group's status."""
+    one that did not keeps its own FitError, one never tried gets the algorithm's status
+    (`untried_msg`: completePodGroupAlgorithmResult clones it before PodGroupPostFilter
+    appends its message to the group's)."""
     key = result.pod_group
     waiting = post is not None and post.waiting
     nominations = post.nominations if post is not None and waiting else {}
@@ -233,7 +276,7 @@ def _submit_rejected(
         t = by_uid.get(pod.uid)
         node = nominations.get(pod.uid, "")
         if t is None:
-            out[pod.uid] = _failed(pod, key, result, group_msg, nominated=node)
+            out[pod.uid] = _failed(pod, key, result, untried_msg, nominated=node)
         elif t.outcome is Outcome.SCHEDULED:
             msg = group_msg if waiting else f"{ERR_POD_GROUP_UNSCHEDULABLE}, {group_msg}"
             out[pod.uid] = _failed(pod, key, result, msg, t.cycle, node)

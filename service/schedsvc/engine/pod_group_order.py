@@ -24,10 +24,10 @@ def group_key(pod: Pod) -> str:
 def group_order(pods: Sequence[Pod]) -> Sequence[Pod]:
     """`pods` with every group's members moved up to its first member, each group's in
     request order; `pods` itself when no group has members apart."""
-    members: dict[str, list[Pod]] = {}
+    members: dict[tuple[str, str], list[Pod]] = {}
     for p in pods:
         if p.pod_group:
-            members.setdefault(group_key(p), []).append(p)
+            members.setdefault((p.namespace, p.pod_group), []).append(p)
     if not members:
         return pods
     out: list[Pod] = []
@@ -35,7 +35,7 @@ def group_order(pods: Sequence[Pod]) -> Sequence[Pod]:
         if not p.pod_group:
             out.append(p)
             continue
-        run = members.pop(group_key(p), None)
+        run = members.pop((p.namespace, p.pod_group), None)
         if run is not None:
             out.extend(run)
     return out
@@ -43,8 +43,8 @@ def group_order(pods: Sequence[Pod]) -> Sequence[Pod]:
 
 def group_run_end(pods: Sequence[Pod], i: int) -> int:
     """The end of the run of pods of pods[i]'s group that starts at i."""
-    key = group_key(pods[i])
-    j = i + 1
-    while j < len(pods) and pods[j].pod_group and group_key(pods[j]) == key:
+    ns, name = pods[i].namespace, pods[i].pod_group
+    j, n = i + 1, len(pods)
+    while j < n and pods[j].pod_group == name and pods[j].namespace == ns:
         j += 1
     return j

@@ -11,11 +11,11 @@ from dataclasses import dataclass, field
 
 from ..model import Pod
 from ..model_pod_group import PodGroup
-from .cycle_context import CycleCursor
 from .cycle_env import CycleEnv
 from .pod_group_status import GroupCode, GroupStatus
 from .preemption import Victim
-from .preemption.pod_group import PreemptCode, preempt_pod_group
+from .preemption.pod_group import PreemptCode, Rerun, preempt_pod_group
+from .runtime_nominated import nominated_pods
 
 __all__ = ["DRA_POST_FILTER_MESSAGE", "PostFilterOutcome", "run_pod_group_post_filter"]
 
@@ -46,18 +46,18 @@ class PostFilterOutcome:
 
 
 def run_pod_group_post_filter(
-    env: CycleEnv, cursor: CycleCursor, pg: PodGroup, queued: Sequence[Pod], already: int,
-    dra_state: bool, dry_run: bool,
+    env: CycleEnv, pg: PodGroup, queued: Sequence[Pod], dra_state: bool, rerun: Rerun
 ) -> PostFilterOutcome:
     """The plugins in kube's order: a success ends the run (its result and message), an
     UnschedulableAndUnresolvable too (its message alone), Unschedulable messages join.
-    `dra_state`: some member reached DynamicResources' PreFilter (GroupRun.dra_state)."""
+    `dra_state`: some member reached DynamicResources' PreFilter (GroupRun.dra_state);
+    `rerun`: the group algorithm once more (kube's pgSchedulingFunc), for preemption."""
     if not dra_state:
         return PostFilterOutcome(GroupCode.ERROR, DRA_NO_STATE)
     reasons = [DRA_POST_FILTER_MESSAGE]
     fw = env.frameworks[queued[0].scheduler_name]
     if env.preemption and fw.profile.preemption is not None:
-        res = preempt_pod_group(env, cursor, fw, pg, queued, already, dry_run)
+        res = preempt_pod_group(env, fw, pg, queued, rerun, nominated_pods)
         msg = f"pod group preemption: {res.message}" if res.message else ""
         if res.code is PreemptCode.SUCCESS:
             return PostFilterOutcome(

@@ -23,7 +23,7 @@ def validate_pod_group(
 ) -> str:
     """"" when the group may be scheduled, else kube's error text (the PodGroupPreemptionPolicy
     gate off: the first member's policy is the group's)."""
-    scheduler_name = queued[0].scheduler_name
+    scheduler_name = queued[0].scheduler_name if queued else ""
     priority = pg.effective_priority
     policy: PreemptionPolicy | None = None
     for pod in (*queued, *scheduled):

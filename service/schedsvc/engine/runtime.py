@@ -60,8 +60,7 @@ class CycleState:
 class BlockResult:
     feasible: BoolArray  # over the block
     rejections: list[Rejection]
-    # the first Filter Error of the block: (its position in the block, kube's message)
-    error: tuple[int, str] | None = None
+    error: tuple[int, str] | None = None  # the first Filter Error: (position, kube's message)
 
 
 @dataclass(slots=True)
@@ -106,6 +105,7 @@ class Framework:
             if isinstance(p := self.plugins[n], ReservePlugin)
         ]
         self.weights: dict[str, int] = {p.name: profile.weights.get(p.name, 1) for p in self.score}
+        self.generic_workload = profile.features.generic_workload  # read once: preemption asks
         self._derive_batching()
         self.observer: Observer = NULL_OBSERVER  # set by the engine: one report per point
 

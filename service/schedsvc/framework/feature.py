@@ -80,6 +80,12 @@ class Features:
         return self.emulated_version is EmulatedVersion.V1_37
 
     @property
+    def pdb_violation_stops_early(self) -> bool:
+        """1.37's FilterVictimsWithPDBViolation: a pod's first budget taken below zero ends its
+        check (the budgets after it are not spent); 1.35 spent every budget selecting it."""
+        return self.emulated_version is EmulatedVersion.V1_37
+
+    @property
     def node_name_filters_first(self) -> bool:
         """1.37's default profile runs NodeName before NodeUnschedulable."""
         return self.emulated_version is EmulatedVersion.V1_37

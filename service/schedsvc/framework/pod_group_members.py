@@ -34,6 +34,10 @@ class PodGroupMembers:
         members = self._by_group.get(key)
         return list(members.values()) if members else []
 
+    def any(self) -> bool:
+        """Whether some pod group has a member on a node."""
+        return bool(self._by_group)
+
     def count(self, key: str) -> int:
         members = self._by_group.get(key)
         return len(members) if members else 0

@@ -15,7 +15,7 @@ The engine (engine/preemption) finds the victims on each node; these decide arou
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -90,16 +90,19 @@ def num_candidates(args: DefaultPreemptionArgs, num_potential: int) -> int:
 
 
 def eligible_to_preempt(
-    pod: Pod, nominated_unresolvable: bool, nominated_node_pods: Sequence[Pod] | None
+    pod: Pod, nominated_unresolvable: bool, nominated_node_pods: Sequence[Pod] | None,
+    priority_of: Callable[[Pod], int] | None = None,
 ) -> tuple[bool, str]:
     """PodEligibleToPreemptOthers. `nominated_node_pods`: the pods on the pod's nominated node
     (None when it has none or the node is gone); `nominated_unresolvable`: the filters called
-    that node UnschedulableAndUnresolvable, so preempting elsewhere is allowed."""
+    that node UnschedulableAndUnresolvable, so preempting elsewhere is allowed. `priority_of`:
+    a victim's priority (with GenericWorkload, a member's is its PodGroup's)."""
     if pod.preemption_policy is PreemptionPolicy.NEVER:
         return False, NOT_ELIGIBLE_NEVER
     if pod.nominated_node_name and not nominated_unresolvable and nominated_node_pods:
         for p in nominated_node_pods:
-            if p.priority < pod.priority and p.terminating_by_preemption:
+            prio = p.priority if priority_of is None else priority_of(p)
+            if prio < pod.priority and p.terminating_by_preemption:
                 return False, NOT_ELIGIBLE_TERMINATING
     return True, ""
 
@@ -111,12 +114,13 @@ def importance_key(pod: Pod, now: int) -> tuple[int, int]:
 
 
 def split_by_pdb_violation(
-    pods: Sequence[Pod], pdbs: Sequence[PodDisruptionBudget]
+    pods: Sequence[Pod], pdbs: Sequence[PodDisruptionBudget], stop_early: bool = False
 ) -> tuple[list[int], list[int]]:
     """filterPodsWithPDBViolation over `pods` (in importance order): the indexes of the pods
     whose eviction would violate a budget, and of the others, each in the given order. A budget
     is spent by each pod it selects, in order; a pod already in its disruptedPods is not
-    counted again."""
+    counted again. `stop_early` (1.37's FilterVictimsWithPDBViolation): the first budget a pod
+    takes below zero ends its check, the budgets after it are not spent."""
     allowed = [b.disruptions_allowed for b in pdbs]
     violating: list[int] = []
     other: list[int] = []
@@ -131,6 +135,8 @@ def split_by_pdb_violation(
                 allowed[j] -= 1
                 if allowed[j] < 0:
                     violated = True
+                    if stop_early:
+                        break
         (violating if violated else other).append(i)
     return violating, other
 

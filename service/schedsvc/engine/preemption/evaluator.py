@@ -12,6 +12,7 @@ goroutines stop at whichever node they happen to finish.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -30,10 +31,12 @@ from ...plugins.default_preemption import (
 )
 from ..filtering import Diagnosis, NominatedPods
 from ..runtime import CycleState, Framework
+from .domain_victims import victim_priority
+from .nominated import nominated_extra_for
+from .select_grouped import grouped_applies, select_grouped
 from .select_victims import (
     NodeOutcomes,
     cut,
-    nominated_extra_for,
     resource_only_applies,
     select_general,
     select_resource_only,
@@ -42,6 +45,13 @@ from .victim_table import VictimTable
 
 __all__ = [
     "Victim", "Candidate", "PreemptionResult", "placement_message", "preempt", "potential_rows",
+]
+
+# SelectVictimsOnNode node by node: select_general's signature
+Select = Callable[
+    [Snapshot, Framework, PodInfo, Rows, NominatedPods | None, Sequence[PodDisruptionBudget],
+     int, Callable[[NodeOutcomes, int], bool]],
+    NodeOutcomes,
 ]
 
 # rows evaluated per vectorized block beyond the candidates still wanted
@@ -130,7 +140,12 @@ def preempt(
         if row is not None:
             nominated_pods = [rec.pod for rec in snap.pods_on_row[row].values()]
             nominated_unresolvable = not bool(np.isin(row, potential))
-    ok, why = eligible_to_preempt(pod, nominated_unresolvable, nominated_pods)
+    grouped = fw.generic_workload and grouped_applies(snap)
+    groups = snap.pod_groups
+    ok, why = eligible_to_preempt(
+        pod, nominated_unresolvable, nominated_pods,
+        (lambda p: victim_priority(groups, p)) if grouped else None,
+    )
     if not ok:
         return PreemptionResult(False, "preemption: " + why)
     num_all = snap.num_nodes
@@ -144,7 +159,9 @@ def preempt(
     pdbs = list(snap.pdbs.values())
     width = VictimTable.for_snapshot(snap).resource_width()
     extra, extra_terms = nominated_extra_for(snap, info, width)
-    if cs.rejected is None and not extra_terms and resource_only_applies(fw, cs):
+    if grouped:
+        out = _walk_general(snap, fw, info, visit, nominated, pdbs, now, wanted, select_grouped)
+    elif cs.rejected is None and not extra_terms and resource_only_applies(fw, cs):
         out = _walk_vectorized(snap, fw, cs, info, visit, extra, pdbs, now, wanted)
     else:
         out = _walk_general(snap, fw, info, visit, nominated, pdbs, now, wanted)
@@ -226,7 +243,10 @@ def _walk_vectorized(
 def _walk_general(
     snap: Snapshot, fw: Framework, info: PodInfo, visit: Rows,
     nominated: NominatedPods | None, pdbs: list[PodDisruptionBudget], now: int, wanted: int,
+    select: Select = select_general,
 ) -> NodeOutcomes:
+    """Node by node until kube's stop condition; `select`: select_general, or select_grouped
+    when victims are GenericWorkload's DomainVictims."""
     found = [0, 0]  # candidates, candidates without PDB violations
 
     def stop(out: NodeOutcomes, i: int) -> bool:
@@ -235,7 +255,7 @@ def _walk_general(
             found[1] += int(out.num_pdb_violations[i] == 0)
         return found[1] > 0 and found[0] >= wanted
 
-    return select_general(snap, fw, info, visit, nominated, pdbs, now, stop)
+    return select(snap, fw, info, visit, nominated, pdbs, now, stop)
 
 
 def _concat(parts: list[NodeOutcomes]) -> NodeOutcomes:

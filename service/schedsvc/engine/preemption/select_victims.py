@@ -36,10 +36,11 @@ from .victim_table import VictimTable
 
 __all__ = [
     "NodeOutcomes",
+    "empty_outcomes",
+    "reasons_by_row",
     "resource_only_applies",
     "select_resource_only",
     "select_general",
-    "nominated_extra_for",
     "cut",
 ]
 
@@ -66,7 +67,7 @@ class NodeOutcomes:
     victims_of: Callable[[int], list[PodRecord]] = lambda i: []
 
 
-def _empty_outcomes(rows: Rows) -> NodeOutcomes:
+def empty_outcomes(rows: Rows) -> NodeOutcomes:
     n = len(rows)
     z = np.zeros(n, dtype=np.int64)
     return NodeOutcomes(
@@ -91,7 +92,7 @@ def _summarize(
     )
 
 
-def _reasons_by_row(rejections: Sequence[Rejection], out: dict[int, list[str]]) -> None:
+def reasons_by_row(rejections: Sequence[Rejection], out: dict[int, list[str]]) -> None:
     for rej in rejections:
         for r in rej.rows.tolist():
             out.setdefault(r, [])
@@ -128,7 +129,7 @@ class _Potential:
 
 def _potential_victims(
     table: VictimTable, snap: Snapshot, info: PodInfo, rows: Rows,
-    pdbs: Sequence[PodDisruptionBudget], now: int,
+    pdbs: Sequence[PodDisruptionBudget], now: int, stop_early: bool,
 ) -> tuple[_Potential, Rows]:
     """The block's potential victims, and each row's position in the block (-1: not in it)."""
     n = len(rows)
@@ -151,7 +152,7 @@ def _potential_victims(
         for i in np.flatnonzero(counts).tolist():
             a, b = int(first[i]), int(first[i] + counts[i])
             recs = [table.records[s] for s in sel[a:b].tolist()]
-            viol, _ = split_by_pdb_violation([r.pod for r in recs if r is not None], pdbs)
+            viol, _ = split_by_pdb_violation([r.pod for r in recs if r], pdbs, stop_early)
             violating[[a + j for j in viol]] = True
         # reprieve order: violating first, each part by importance
         order = np.lexsort((table.seq[sel], start, -prio, ~violating, gpos))
@@ -166,13 +167,14 @@ def select_resource_only(
     """Vectorized SelectVictimsOnNode over `rows` (see the module docstring for when it
     applies). `nominated_extra`: per row, the summed request vector of the nominated pods of
     priority >= the pod's (their pass of the two-pass filter is the binding one here)."""
-    out = _empty_outcomes(rows)
+    out = empty_outcomes(rows)
     n = len(rows)
     if n == 0:
         return out
     table = VictimTable.for_snapshot(snap)
     width = table.resource_width()
-    v, pos_of = _potential_victims(table, snap, info, rows, pdbs, now)
+    stop_early = fw.profile.features.pdb_violation_stops_early
+    v, pos_of = _potential_victims(table, snap, info, rows, pdbs, now, stop_early)
     k = np.arange(len(v.sel)) - v.first[v.gpos]
     depth = int(v.counts.max()) if len(v.sel) else 0
     stack = np.zeros((n, depth, width), dtype=np.int64)
@@ -196,7 +198,7 @@ def select_resource_only(
         res = fw.run_filter(cs, info, snap, chk_rows)
     finally:
         snap.requested[chk_rows] = saved
-    _reasons_by_row(res.rejections, out.reasons)
+    reasons_by_row(res.rejections, out.reasons)
     fits = check[res.feasible]
     if len(fits) == 0:
         return out
@@ -280,7 +282,7 @@ def select_general(
     """SelectVictimsOnNode one node at a time on the snapshot itself; `stop(out, i)` after node
     i ends the walk early (kube's candidate count reached). Rows not reached stay
     non-candidates with no reasons; `out.rows` is cut to the rows walked."""
-    out = _empty_outcomes(rows)
+    out = empty_outcomes(rows)
     lists: dict[int, list[PodRecord]] = {}
     out.victims_of = lambda i: lists.get(i, [])
     walked = len(rows)
@@ -334,10 +336,11 @@ def _general_one(
             out_of_snapshot[rec.pod.uid] = rec
         ok, rejections = fits()
         if not ok:
-            _reasons_by_row(rejections, out.reasons)
+            reasons_by_row(rejections, out.reasons)
             return
         potential.sort(key=lambda r: importance_key(r.pod, now))  # stable: node order on ties
-        viol_idx, other_idx = split_by_pdb_violation([r.pod for r in potential], pdbs)
+        early = fw.profile.features.pdb_violation_stops_early
+        viol_idx, other_idx = split_by_pdb_violation([r.pod for r in potential], pdbs, early)
         victims: list[PodRecord] = []
         viol = 0
         for part, counts in ((viol_idx, True), (other_idx, False)):
@@ -360,41 +363,3 @@ def _general_one(
         now_on_row = snap.pods_on_row[row]
         snap.pods_on_row[row] = {uid: now_on_row[uid] for uid in original}
         snap.generation = generation
-
-
-def nominated_extra_for(
-    snap: Snapshot, info: PodInfo, width: int
-) -> tuple[dict[int, IntArray], bool]:
-    """Per row, the request vectors (pods column included) of the pods nominated there with
-    priority >= the pod's, and whether any of them has inter-pod terms (the vectorized path
-    then does not apply: their first filter pass involves more than resources)."""
-    from ...framework.affinity_index import pod_has_pod_affinity
-
-    extra: dict[int, IntArray] = {}
-    terms = False
-    index = snap.resource_index
-    cache = VictimTable.for_snapshot(snap).nominated_vectors
-    for uid, rec in snap.nominated.items():
-        p = rec.pod
-        if uid == info.uid or p.priority < info.pod.priority:
-            continue
-        row = snap.row_of(rec.nominated_node_name)
-        if row is None:
-            continue
-        hit = cache.get(uid)
-        if hit is None or hit[0] is not rec or len(hit[1]) != width:
-            own = np.zeros(width, dtype=np.int64)
-            for res, qty in rec.info.requests.items():
-                col = index.get(res)
-                if col is not None and col < width:
-                    own[col] += qty
-            own[index[PODS]] += 1
-            hit = cache[uid] = (rec, own, pod_has_pod_affinity(p))
-        terms = terms or hit[2]
-        vec = extra.get(row)
-        extra[row] = hit[1].copy() if vec is None else vec + hit[1]
-    if len(cache) > 2 * len(snap.nominated) + 64:  # forget nominations that are gone
-        for uid in [u for u in cache if u not in snap.nominated]:
-            del cache[uid]
-    return extra, terms
-

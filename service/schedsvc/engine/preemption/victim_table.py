@@ -73,6 +73,18 @@ class VictimTable:
             self.requests = np.hstack([self.requests, z])
         return width
 
+    def seq_of(self, uid: str) -> int | None:
+        """A held pod's insertion rank (ties among equally important victims go by it)."""
+        slot = self._slot.get(uid)
+        return None if slot is None else int(self.seq[slot])
+
+    def set_seq(self, uid: str, seq: int) -> None:
+        """Give a pod put back after a preemption's dry run the rank it had, so its node's
+        pods keep their order (kube restores the NodeInfos as they were)."""
+        slot = self._slot.get(uid)
+        if slot is not None:
+            self.seq[slot] = seq
+
     # ---- PodListener -------------------------------------------------------------------
     def pod_added(self, rec: PodRecord, row: int) -> None:
         if self._free:
