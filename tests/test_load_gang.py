@@ -9,7 +9,12 @@ import pytest
 from schedsvc.v1 import schedule_pb2 as pb
 from schedsvc_client.load import RunOptions, run
 from schedsvc_client.workload import CreatePods, WorkloadError, load_workload
-from schedsvc_client.workload_groups import PodGroups, parse_pod_groups, requests_by_group
+from schedsvc_client.workload_groups import (
+    PodGroups,
+    batches_keeping_groups,
+    parse_pod_groups,
+    requests_by_group,
+)
 from tests.builders.pod_groups import gang_config
 
 TINY = {"nodes": "20", "initPods": "8", "pods8": "16", "pods100": "100", "bigGang": "20",
@@ -68,3 +73,17 @@ def test_a_gang_run_places_groups_whole_or_not_at_all(make_server) -> None:
     reasons = dict(r.top_reasons)
     # the nine never tried: the group's status as it was before PodGroupPostFilter
     assert reasons.get("minCount (10) cannot be satisfied: 0 scheduled, 9 remaining") == 9
+
+
+def test_replay_batches_never_split_a_group() -> None:
+    """`schedsvc-load replay --batch-size` cuts between groups only: a group's members that
+    follow one another stay in one request, however long it is."""
+    def p(uid: str, group: str = "") -> pb.Pod:
+        pod = pb.Pod(uid=uid, name=uid, namespace="default")
+        if group:
+            pod.scheduling_group.pod_group_name = group
+        return pod
+
+    pods = [p("a"), p("g0", "g"), p("g1", "g"), p("g2", "g"), p("b"), p("c"), p("h0", "h")]
+    got = [[q.uid for q in b] for b in batches_keeping_groups(pods, 2)]
+    assert got == [["a", "g0", "g1", "g2"], ["b", "c"], ["h0"]]

@@ -109,7 +109,7 @@ def test_error_for_one_pod() -> None:
           "from cycleState: not found"
     profile = {"profiles": [{"schedulerName": "default-scheduler", "plugins": {
         "preFilter": {"disabled": [{"name": "NodeResourcesFit"}]},
-        "postFilter": {"disabled": [{"name": "DefaultPreemption"}]}}}]}
+        "multiPoint": {"disabled": [{"name": "DefaultPreemption"}]}}}]}
     c = gang_cluster([node("node1")], groups=[basic("pg")], **profile)
     out = schedule_request(c, [_fits("p1"), _fits("p2"), _fits("p3")])
     group_msg = f"failed to schedule other pod from a pod group: {err}"

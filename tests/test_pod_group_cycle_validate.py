@@ -163,7 +163,7 @@ def test_pod_group_not_found_leaves_the_pods_waiting() -> None:
 
 
 def test_scheduler_name_mismatch_updates_status() -> None:
-    no_preemption = {"postFilter": {"disabled": [{"name": "DefaultPreemption"}]}}
+    no_preemption = {"multiPoint": {"disabled": [{"name": "DefaultPreemption"}]}}
     profiles = {"profiles": [
         {"schedulerName": s, "plugins": no_preemption} for s in ("sched1", "sched2")]}
     bound = member("p", "pg", scheduler_name="sched1", node_name="node1")

@@ -2,7 +2,8 @@
 preemption/podgroup/podgrouppreemption_test.go TestPodGroupPreemption), through the engine as
 a client drives it: the initial pods are scheduled (or bound where kube binds them), then the
 group is sent; when it waits on preemption the client evicts the victims (remove_pods) and
-sends the group again, whose members then try their nominated nodes first; a member the
+sends the group again, whose members then go through the whole filter stage (not their
+nominated nodes first, as kube's second cycle); a member the
 group's success left behind is sent again too. kube's expected sets: scheduled, preempted,
 unschedulable, and the members nominated before they bound.
 
@@ -247,9 +248,10 @@ def test_kube_pod_group_preemption_scenario(s: Scenario) -> None:
         assert message == s.message
 
 
-def test_the_second_cycle_places_each_member_on_its_nominated_node() -> None:
-    """After the victims go, each member tries its nominated node first (kube's
-    evaluateNominatedNode) and lands there; its nomination ends when it is placed."""
+def test_the_second_cycle_places_each_member_where_preemption_made_room() -> None:
+    """After the victims go, the members go through the whole filter stage (kube's second
+    cycle: no nominated node first, docs/differences.md) and, preferring node1, land where the
+    preemption made room; each nomination ends when its member is placed."""
     c = gang_cluster([node("node1", cpu=2000), node("node2", cpu=2000)],
                      [low("low-1", 2, 10, "node1"), low("low-2", 1, 10, "node2")],
                      [group("pg1", 100, 3)])
@@ -294,3 +296,22 @@ def test_members_do_not_count_each_others_nominations() -> None:
     assert g is not None and g.outcome is GroupOutcome.UNSCHEDULABLE
     assert out[1].message == "0/2 nodes are available: 2 Insufficient cpu."
     assert not (set(c.snapshot.pods) & {"m0", "m1"})
+
+
+def test_the_second_cycle_does_not_try_the_nominated_node_first() -> None:
+    """kube v1.37.2's second cycle after a group preemption runs its members as pods without
+    nominatedNodeName (requeued while its status patches were in flight; kube-oracle's gang
+    recordings, tests/data/gangs): a member nominated to node1 lands on node2 when node2 has
+    become the better node by then (LeastAllocated: 2 of 4 CPUs free over 0 of 2). Trying the
+    nominated node first would have kept it on node1."""
+    c = gang_cluster([node("node1", cpu=2000), node("node2", cpu=4000)],
+                     [low("low-1", 2, 10, "node1"), low("top", 4, 1000, "node2")],
+                     [group("pg1", 100, 1)])
+    (member,) = _members(1, "pg1", cpu=2)
+    first, _ = c.schedule([member])
+    assert first[0].nominated_node_name == "node1"  # only low-1 can go
+    assert {v.uid for v in first[0].group.victims} == {"low-1"}
+    c.update(SnapshotUpdate(remove_pods=["low-1", "top"]))  # evicted, and top went away too
+    second, _ = c.schedule([member])
+    assert second[0].node_name == "node2"
+    assert not c.snapshot.nominated

@@ -3,37 +3,17 @@
 
 from __future__ import annotations
 
-import re
-import subprocess
-import sys
-from pathlib import Path
+from tests.builders.readme_example import ROOT, readme_blocks, script_block, script_output
 
-ROOT = Path(__file__).resolve().parent.parent
 SCRIPT = ROOT / "tools" / "whatif_example.py"
-
-
-def _readme_blocks() -> tuple[str, str]:
-    """The README's What-if code block and the output block after it."""
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
-    section = text[text.index("## What if"):text.index("Anything else is a list of steps")]
-    code, out = re.findall(r"```(?:python)?\n(.*?)```", section, re.S)[:2]
-    return code, out
-
-
-def _script_block() -> str:
-    src = SCRIPT.read_text(encoding="utf-8")
-    body = src[src.index("# --- README begin\n"):src.index("    # --- README end")]
-    lines = body.splitlines()[1:]
-    return "".join(line[4:] + "\n" if line.strip() else "\n" for line in lines)
+SECTION = ("## What if", "Anything else is a list of steps")
 
 
 def test_the_readme_quotes_the_example_scripts_questions() -> None:
-    assert _readme_blocks()[0] == _script_block()
+    assert readme_blocks(*SECTION)[0] == script_block(SCRIPT)
 
 
 def test_the_readme_shows_what_the_example_prints() -> None:
-    run = subprocess.run(
-        [sys.executable, str(SCRIPT)], capture_output=True, text=True, check=True, timeout=120
-    )
-    assert run.stdout == _readme_blocks()[1]
-    assert "Insufficient cpu" in run.stdout and "UnmovableKubeSystemPod" in run.stdout
+    out = script_output(SCRIPT)
+    assert out == readme_blocks(*SECTION)[1]
+    assert "Insufficient cpu" in out and "UnmovableKubeSystemPod" in out

@@ -26,10 +26,10 @@ import argparse
 import json
 import random
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
-__all__ = ["FEATURES", "generate", "make_case", "main"]
+__all__ = ["FEATURES", "dump_cases", "generate", "make_case", "main"]
 
 Obj = dict[str, Any]
 
@@ -583,14 +583,19 @@ def write_cases(
     ap.add_argument("-n", type=int, default=100)
     ap.add_argument("-o", "--output", help="JSONL file (stdout without it)")
     args = ap.parse_args(argv)
-    out = open(args.output, "w", encoding="utf-8") if args.output else sys.stdout
+    dump_cases(gen(args.seed, args.n), args.output)
+    return 0
+
+
+def dump_cases(cases: Iterable[Obj], path: str | None) -> None:
+    """One JSON case per line, into `path` (stdout when None or "-")."""
+    out = open(path, "w", encoding="utf-8") if path and path != "-" else sys.stdout
     try:
-        for case in gen(args.seed, args.n):
+        for case in cases:
             out.write(json.dumps(case, separators=(",", ":")) + "\n")
     finally:
         if out is not sys.stdout:
             out.close()
-    return 0
 
 
 if __name__ == "__main__":

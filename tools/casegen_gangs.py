@@ -25,11 +25,11 @@ between members, a node selector, a toleration, a host port. Most pods prefer no
 from __future__ import annotations
 
 import argparse
-import json
 import random
-import sys
 from collections.abc import Iterator
 from typing import Any
+
+from tools.casegen import dump_cases
 
 __all__ = ["KINDS", "generate", "make_case", "main"]
 
@@ -325,14 +325,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--kind", choices=sorted(KINDS), help="every case of this kind")
     ap.add_argument("-o", "--out", default="-")
     args = ap.parse_args(argv)
-    out = sys.stdout if args.out == "-" else open(args.out, "w", encoding="utf-8")
-    try:
-        for case in generate(args.seed, args.n, args.generic_workload == "true", args.start,
-                             args.kind):
-            out.write(json.dumps(case, separators=(",", ":")) + "\n")
-    finally:
-        if out is not sys.stdout:
-            out.close()
+    dump_cases(generate(args.seed, args.n, args.generic_workload == "true", args.start,
+                        args.kind), args.out)
     return 0
 
 

@@ -100,6 +100,7 @@ class _Unit:
     conditions: list[tuple[str, str, str]] = field(default_factory=list)
     gated: bool = False
     ties: dict[str, set[str]] = field(default_factory=dict)  # uid -> our best-scored nodes
+    retry_ties: dict[str, set[str]] = field(default_factory=dict)  # the same, on the retry
 
 
 class _Run:
@@ -139,12 +140,13 @@ class _Run:
         else:
             units = [[p] for p in pods]
         want = {pod.uid: e.get("node", "") for pod, e in zip(pods, exp["pods"], strict=True)}
+        final = {pod.uid: e["finalNode"] for pod, e in zip(pods, exp["pods"], strict=True)}
         if len(units) == 1:
             state = self._state()
             got = [self._schedule(units[0], self.handler)]
             shown = got
-            if _tied_divergence(got[0], want):
-                shown = [self._reseeded(state, units[0], want) or got[0]]
+            if _tied_divergence(got[0], want) or _tied_retry(got[0], final):
+                shown = [self._reseeded(state, units[0], want, final) or got[0]]
         else:  # ordinary pods one by one: a tied pick is moved to kube's node at once
             got = [self._kubes_pick(self._schedule(u, self.handler), u[0], want) for u in units]
             shown = got
@@ -170,7 +172,7 @@ class _Run:
         return unit
 
     def _reseeded(self, state: pb.UpdateSnapshotRequest, pods: list[pb.Pod],
-                  want: Mapping[str, str]) -> _Unit | None:
+                  want: Mapping[str, str], final: Mapping[str, str]) -> _Unit | None:
         """The unit on the same cluster under other seeds, for one whose draws among tied
         nodes land where kube's score heap did (docs/differences.md: a tied pick counts as
         agreement, and the comparison carries on from kube's pick); None if none does."""
@@ -182,7 +184,8 @@ class _Run:
             finally:
                 h.engine.close()
             if all(unit.first[uid].node_name == node for uid, node in want.items()
-                   if node and uid in unit.first):
+                   if node and uid in unit.first) and \
+                    all(unit.final.get(uid, "") == node for uid, node in final.items()):
                 return unit
         return None
 
@@ -216,6 +219,7 @@ class _Run:
             unit.victims += [_key(v) for v in fresh]
             handler.update_snapshot(pb.UpdateSnapshotRequest(remove_pods=[v.uid for v in fresh]))
             pending = retry
+            unit.retry_ties.update(self._ties(pending, handler))
         return unit
 
     def _ties(self, pods: list[pb.Pod], handler: RequestHandler) -> dict[str, set[str]]:
@@ -276,7 +280,13 @@ class _Run:
                           "" if p is None or node else p.message)
                 res.check("nominatedNode", where, e.get("nominatedNode", ""),
                           "" if p is None else p.nominated_node_name)
-            res.check("finalNode", where, e["finalNode"], final.get(pod.uid, ""))
+            final_where = where
+            retry_tied = next((u.retry_ties.get(pod.uid, set()) for u in got
+                               if pod.uid in u.retry_ties), set())
+            if {e["finalNode"], final.get(pod.uid, "")} <= retry_tied and \
+                    not final_where.endswith(")"):
+                final_where += " (tied in our scores)"
+            res.check("finalNode", final_where, e["finalNode"], final.get(pod.uid, ""))
         res.check("victims", f"step {i}", sorted(exp.get("deleted") or []),
                   sorted(v for u in got for v in u.victims))
         group = exp.get("group")
@@ -340,6 +350,7 @@ def differences(res: CaseResult) -> list[str]:
 def differences_class(res: CaseResult) -> list[str]:
     """What the differences look like (README's classes), for a reviewer of known.json."""
     out = set()
+    first_differs = {m.node for m in res.mismatches if m.aspect == "firstNode"}
     for m in res.mismatches:
         if m.aspect == "error":
             out.add("engine error: " + str(m.got).split(":")[0])
@@ -349,6 +360,8 @@ def differences_class(res: CaseResult) -> list[str]:
         elif m.aspect in ("victims", "nominatedNode") or (
                 m.aspect == "message" and "preemption: found a potential placement" in str(m.got)):
             out.add("preemption: another candidate")
+        elif m.aspect == "finalNode" and m.node not in first_differs and m.expected and m.got:
+            out.add("node: the retry after preemption placed it elsewhere")
         elif m.aspect in ("firstNode", "finalNode") and m.node.endswith("(tied in our scores)"):
             out.add("node: kube's tied with ours in our scores")
         elif m.aspect in ("firstNode", "finalNode") and m.expected and m.got:
@@ -369,6 +382,15 @@ def _tied_divergence(unit: _Unit, want: Mapping[str, str]) -> bool:
         if node and p.node_name and p.node_name != node:
             return {node, p.node_name} <= unit.ties.get(uid, set())
     return False
+
+
+def _tied_retry(unit: _Unit, final: Mapping[str, str]) -> bool:
+    """After a preemption, a pod our retry placed elsewhere than kube's was tied there with
+    kube's node in our scores."""
+    return any(
+        node and unit.final.get(uid, "") not in ("", node)
+        and {node, unit.final[uid]} <= unit.retry_ties.get(uid, set())
+        for uid, node in final.items())
 
 
 def _dedupe(cs: list[tuple[str, str, str]]) -> list[tuple[str, str, str]]:

@@ -42,6 +42,7 @@ from .workload import (
     load_workload,
     shipped_workloads,
 )
+from .workload_groups import batches_keeping_groups
 
 __all__ = ["main", "RunOptions", "run", "build_parser"]
 
@@ -218,8 +219,7 @@ def _cmd_replay(argv: Sequence[str]) -> int:
                 upsert_workloads=cluster.workloads))
             print(f"{len(nodes)} nodes, {len(bound)} bound pods, {len(pending)} to schedule")
             outcomes: Counter[str] = Counter()
-            for i in range(0, len(pending), args.batch_size):
-                batch = pending[i:i + args.batch_size]
+            for batch in batches_keeping_groups(pending, args.batch_size):
                 resp = stub.Schedule(pb.ScheduleRequest(cluster=args.cluster, pods=batch,
                                                         dry_run=args.dry_run))
                 for pod, pl in zip(batch, resp.placements, strict=True):

@@ -22,7 +22,7 @@ from typing import Any
 
 from schedsvc.v1 import schedule_pb2 as pb
 
-__all__ = ["PodGroups", "parse_pod_groups", "requests_by_group"]
+__all__ = ["PodGroups", "batches_keeping_groups", "parse_pod_groups", "requests_by_group"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,3 +78,22 @@ def requests_by_group(pods: list[pb.Pod], groups: PodGroups, batch_size: int) ->
     per = max(1, batch_size // groups.size) * groups.size
     for i in range(0, len(pods), per):
         yield pods[i:i + per]
+
+
+def batches_keeping_groups(pods: list[pb.Pod], batch_size: int) -> Iterator[list[pb.Pod]]:
+    """`pods` in order, in batches of about `batch_size` that never split a pod group's
+    members (a group's members that follow one another stay in one batch, however many):
+    the server schedules a group only with the members one request holds."""
+    batch: list[pb.Pod] = []
+    for i, pod in enumerate(pods):
+        group = (pod.namespace, pod.scheduling_group.pod_group_name)
+        prev = pods[i - 1] if i else None
+        same = prev is not None and group[1] and group == (
+            prev.namespace, prev.scheduling_group.pod_group_name
+        )
+        if len(batch) >= batch_size and not same:
+            yield batch
+            batch = []
+        batch.append(pod)
+    if batch:
+        yield batch

@@ -39,10 +39,12 @@ __all__ = [
     "warmed",
 ]
 
+# DefaultPreemption off at every point (multiPoint): no PostFilter, and PodGroupPostFilter left
+# with DynamicResources alone (kube fills that point from multiPoint, not from postFilter)
 NO_PREEMPTION: dict[str, Any] = {
     "profiles": [{
         "schedulerName": "default-scheduler",
-        "plugins": {"postFilter": {"disabled": [{"name": "DefaultPreemption"}]}},
+        "plugins": {"multiPoint": {"disabled": [{"name": "DefaultPreemption"}]}},
     }]
 }
 # DynamicResources' PodGroupPostFilter with no claim (plugins/dynamicresources, v1.37.2)

@@ -39,6 +39,7 @@ OTHER_POINTS = (
     "preEnqueue",
     "queueSort",
     "postFilter",
+    "podGroupPostFilter",
     "permit",
     "preBind",
     "bind",

@@ -19,6 +19,7 @@ from .plugin_sets import (
     preemption,
     score_weights,
 )
+from .pod_group_post_filter import pod_group_post_filter
 from .schema import DEFAULT_SCHEDULER_NAME, BatchingConfig, ProfileConfig
 
 __all__ = ["parse_profile"]
@@ -57,6 +58,7 @@ def parse_profile(
         percentage_of_nodes_to_score=pct,
         batching=_parse_batching(raw.get("batching"), f"{where}.batching"),
         preemption=preemption(sets, multipoint, args),
+        pod_group_post_filter=pod_group_post_filter(sets, multipoint, features, where),
         features=features,
     )
 

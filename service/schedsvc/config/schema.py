@@ -45,6 +45,8 @@ class ProfileConfig:
     batching: BatchingConfig = field(default_factory=BatchingConfig)
     # DefaultPreemption's args when the profile's postFilter runs it; None when disabled
     preemption: DefaultPreemptionArgs | None = None
+    # GenericWorkload: the PodGroupPostFilter plugins in run order (config/pod_group_post_filter)
+    pod_group_post_filter: tuple[str, ...] = ()
     # the emulated kube-scheduler release, for the plugins and preemption (--emulated-version)
     features: Features = field(default_factory=Features)
 

@@ -149,6 +149,14 @@ def schedule_pod_group(
     if pg is not None:
         result.min_count = pg.placement_min_count
     out = {p.uid: _already_placed(env, p, key, result) for p in members if p.uid in snap.pods}
+    for p in members:
+        if p.uid not in out and p.scheduler_name not in env.frameworks:
+            # kube's informer hands the scheduler only the pods of its profiles: such a member
+            # is no part of the group it schedules (counted, validated or answered for)
+            out[p.uid] = Placement(
+                p.uid, "", Outcome.REJECTED,
+                message=f"no profile serves schedulerName {p.scheduler_name!r}",
+            )
     pending = [p for p in members if p.uid not in out]
     if not pending:
         return [out[p.uid] for p in members]  # a retry of a group placed whole: no cycle
@@ -285,7 +293,11 @@ def _submit_rejected(
                 t, pod_group=key, group=result, nominated_node_name=node
             )
     if not dry_run:
-        _nominate(env, queued, nominations)
+        # FailureHandler's nominating info: a fitting member of a group not waiting is
+        # failed with clearNominatedNode; one that did not fit, or was never tried, with none
+        # (its nomination stays); waiting, each member the preemption nominated
+        fitted = {t.pod_uid for t in tried if t.outcome is Outcome.SCHEDULED}
+        _nominate(env, queued, nominations, set() if waiting else fitted)
 
 
 def _finish_error(
@@ -304,7 +316,7 @@ def _finish_error(
             if mine is not None else _failed(pod, result.pod_group, result, status.message())
         )
     if not dry_run:
-        _nominate(env, queued, {})
+        _nominate(env, queued, {}, {p.uid for p in queued})  # clearNominatedNode for all
 
 
 def _record_condition(
@@ -321,9 +333,12 @@ def _record_condition(
     env.snapshot.pod_groups[pg.key] = dataclasses.replace(pg, conditions=kept)
 
 
-def _nominate(env: CycleEnv, queued: Sequence[Pod], nominations: dict[str, str]) -> None:
-    """kube's FailureHandler nominating info for each member: the node preemption found for
-    it, or none (clearNominatedNode) for a group that is not waiting on preemption."""
+def _nominate(
+    env: CycleEnv, queued: Sequence[Pod], nominations: dict[str, str], cleared: set[str]
+) -> None:
+    """kube's FailureHandler nominating info for each member: `nominations` (member uid ->
+    node, ModeOverride) set, the nominations of `cleared` dropped (clearNominatedNode), the
+    others left as they are (no nominating info)."""
     snap = env.snapshot
     changed = False
     for pod in queued:
@@ -333,7 +348,7 @@ def _nominate(env: CycleEnv, queued: Sequence[Pod], nominations: dict[str, str])
                 dataclasses.replace(pod, node_name="", nominated_node_name=node, shape=None)
             )
             changed = True
-        elif pod.uid in snap.nominated:
+        elif pod.uid in cleared and pod.uid in snap.nominated:
             snap.remove_pod(pod.uid)
             changed = True
     if changed:

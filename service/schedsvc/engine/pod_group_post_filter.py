@@ -1,7 +1,8 @@
-"""kube's RunPodGroupPostFilterPlugins for a rejected pod group: DynamicResources first (in the
-default profile since 1.37's applyFeatureGates; with no ResourceClaims it only reports), then
-DefaultPreemption's workload-aware preemption (preemption/pod_group.py), and how their status
-joins the group's (applyPodGroupPostFilterResult).
+"""kube's RunPodGroupPostFilterPlugins for a rejected pod group: the profile's PodGroupPostFilter
+plugins (config/pod_group_post_filter.py; by default DynamicResources, which with no
+ResourceClaims only reports, then DefaultPreemption's workload-aware preemption,
+preemption/pod_group.py), and how their status joins the group's
+(applyPodGroupPostFilterResult).
 """
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from ..config.pod_group_post_filter import DYNAMIC_RESOURCES
 from ..model import Pod
 from ..model_pod_group import PodGroup
 from .cycle_env import CycleEnv
@@ -52,11 +54,16 @@ def run_pod_group_post_filter(
     UnschedulableAndUnresolvable too (its message alone), Unschedulable messages join.
     `dra_state`: some member reached DynamicResources' PreFilter (GroupRun.dra_state);
     `rerun`: the group algorithm once more (kube's pgSchedulingFunc), for preemption."""
-    if not dra_state:
-        return PostFilterOutcome(GroupCode.ERROR, DRA_NO_STATE)
-    reasons = [DRA_POST_FILTER_MESSAGE]
     fw = env.frameworks[queued[0].scheduler_name]
-    if env.preemption and fw.profile.preemption is not None:
+    reasons: list[str] = []
+    for name in fw.profile.pod_group_post_filter:
+        if name == DYNAMIC_RESOURCES:
+            if not dra_state:
+                return PostFilterOutcome(GroupCode.ERROR, DRA_NO_STATE)
+            reasons.append(DRA_POST_FILTER_MESSAGE)
+            continue
+        if not env.preemption:  # a simulation asking what fits as is
+            continue
         res = preempt_pod_group(env, fw, pg, queued, rerun, nominated_pods)
         msg = f"pod group preemption: {res.message}" if res.message else ""
         if res.code is PreemptCode.SUCCESS:
@@ -71,4 +78,6 @@ def run_pod_group_post_filter(
                 f'error in "DefaultPreemption" PodGroupPostFilter plugins: {msg}',
             )
         reasons.append(msg)
+    # no plugin, or all Unschedulable: their reasons joined (none: "", which the group's
+    # status still appends, ending its message in ", " as kube's does)
     return PostFilterOutcome(GroupCode.UNSCHEDULABLE, ", ".join(reasons))

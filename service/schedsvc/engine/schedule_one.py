@@ -117,8 +117,13 @@ def _scheduling_cycle(
             pod.uid, existing.node_name, Outcome.SCHEDULED, message="already placed",
             volume_bindings=snap.storage.bindings(pod.uid) if pod.volumes else (),
         )
+    if member is not None and pod.nominated_node_name:
+        # kube's pod group cycle after a group preemption runs members whose pod objects
+        # lack the nominatedNodeName it patched (requeued in flight): no nominated node
+        # first (docs/differences.md); the nomination still counts for the other pods
+        pod = dataclasses.replace(pod, nominated_node_name="", shape=None)
     nominated_rec = snap.nominated.get(pod.uid)
-    if nominated_rec is not None and not pod.nominated_node_name:
+    if nominated_rec is not None and not pod.nominated_node_name and member is None:
         # a pod we nominated (preemption) sent again: as kube's pod, it carries its
         # nomination, so it tries that node first (and is never batched)
         pod = dataclasses.replace(

@@ -21,7 +21,7 @@ from ...framework.podinfo import PodInfo
 from ...framework.snapshot import PodRecord, Snapshot
 from ...model import PodDisruptionBudget
 from ...plugins.default_preemption import NO_VICTIMS_REASON, priority_sum_term
-from ..filtering import NominatedPods, filter_block
+from ..filtering import NominatedPods
 from ..runtime import Framework, Rejection
 from .domain_victims import (
     DomainVictim,
@@ -30,7 +30,7 @@ from .domain_victims import (
     split_victims_by_pdb_violation,
 )
 from .mutations import SnapshotMutations
-from .select_victims import NodeOutcomes, cut, empty_outcomes, reasons_by_row
+from .select_victims import NodeOutcomes, cut, empty_outcomes, fits_on_row, reasons_by_row
 
 __all__ = ["grouped_applies", "select_grouped"]
 
@@ -73,12 +73,7 @@ def _one(
     one = np.array([row], dtype=np.intp)
 
     def fits() -> tuple[bool, list[Rejection]]:
-        cs = fw.run_pre_filter(info, snap)
-        if cs.rejected is not None:
-            msg, plugins, code = cs.rejected
-            return False, [Rejection(plugins[0], one, [(msg, one)], code)]
-        res = filter_block(fw, cs, info, snap, one, nominated)
-        return bool(res.feasible[0]), res.rejections
+        return fits_on_row(fw, info, snap, one, nominated)
 
     session = SnapshotMutations(snap, keep_generation=True)
     try:

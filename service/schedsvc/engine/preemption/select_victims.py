@@ -38,6 +38,7 @@ __all__ = [
     "NodeOutcomes",
     "empty_outcomes",
     "reasons_by_row",
+    "fits_on_row",
     "resource_only_applies",
     "select_resource_only",
     "select_general",
@@ -306,6 +307,19 @@ def cut(out: NodeOutcomes, n: int) -> NodeOutcomes:
     )
 
 
+def fits_on_row(
+    fw: Framework, info: PodInfo, snap: Snapshot, one: Rows, nominated: NominatedPods | None
+) -> tuple[bool, list[Rejection]]:
+    """Whether the pod passes PreFilter and the filters on the single row `one` as the
+    snapshot stands (a preemption's dry run, victims removed), and the rejections if not."""
+    cs = fw.run_pre_filter(info, snap)
+    if cs.rejected is not None:
+        msg, plugins, code = cs.rejected
+        return False, [Rejection(plugins[0], one, [(msg, one)], code)]
+    res = filter_block(fw, cs, info, snap, one, nominated)
+    return bool(res.feasible[0]), res.rejections
+
+
 def _general_one(
     snap: Snapshot, fw: Framework, info: PodInfo, row: int, nominated: NominatedPods | None,
     pdbs: Sequence[PodDisruptionBudget], now: int, out: NodeOutcomes,
@@ -321,12 +335,7 @@ def _general_one(
     one = np.array([row], dtype=np.intp)
 
     def fits() -> tuple[bool, list[Rejection]]:
-        cs = fw.run_pre_filter(info, snap)
-        if cs.rejected is not None:
-            msg, plugins, code = cs.rejected
-            return False, [Rejection(plugins[0], one, [(msg, one)], code)]
-        res = filter_block(fw, cs, info, snap, one, nominated)
-        return bool(res.feasible[0]), res.rejections
+        return fits_on_row(fw, info, snap, one, nominated)
 
     generation = snap.generation
     out_of_snapshot: dict[str, PodRecord] = {}
