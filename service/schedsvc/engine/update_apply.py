@@ -7,8 +7,8 @@ take the same changes; only the live one has batch state to tell about the rows.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import TYPE_CHECKING
+from collections.abc import Mapping, MutableMapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 from ..framework.affinity_index import pod_has_pod_affinity
 from ..framework.podinfo import PodInfo
@@ -58,31 +58,29 @@ def _restore_assumed_on(snap: Snapshot, node_name: str) -> None:
             snap.storage.restore(uid)
 
 
-def _apply_budgets(snap: Snapshot, upd: SnapshotUpdate) -> None:
-    """Budgets only steer preemption: no filter or score reads them, batch state stays."""
-    for key in upd.remove_pod_disruption_budgets:
-        if snap.pdbs.pop(key, None) is not None:
+def _apply_keyed(
+    snap: Snapshot, table: MutableMapping[str, Any], removals: Sequence[str],
+    upserts: Sequence[Any],
+) -> None:
+    """Objects kept by "namespace/name" (`.key`) that no filter or score reads: budgets (they
+    steer preemption), PodGroups (pod group cycles), Workloads (nothing); batch state stays.
+    Removals first, each change moving the generation."""
+    for key in removals:
+        if table.pop(key, None) is not None:
             snap.generation += 1
-    for pdb in upd.upsert_pod_disruption_budgets:
-        snap.pdbs[pdb.key] = pdb
+    for obj in upserts:
+        table[obj.key] = obj
         snap.generation += 1
+
+
+def _apply_budgets(snap: Snapshot, upd: SnapshotUpdate) -> None:
+    _apply_keyed(snap, snap.pdbs, upd.remove_pod_disruption_budgets,
+                 upd.upsert_pod_disruption_budgets)
 
 
 def _apply_pod_groups(snap: Snapshot, upd: SnapshotUpdate) -> None:
-    """PodGroups steer only pod group cycles and Workloads nothing: no filter or score reads
-    them, batch state stays."""
-    for key in upd.remove_pod_groups:
-        if snap.pod_groups.pop(key, None) is not None:
-            snap.generation += 1
-    for pg in upd.upsert_pod_groups:
-        snap.pod_groups[pg.key] = pg
-        snap.generation += 1
-    for key in upd.remove_workloads:
-        if snap.workloads.pop(key, None) is not None:
-            snap.generation += 1
-    for wl in upd.upsert_workloads:
-        snap.workloads[wl.key] = wl
-        snap.generation += 1
+    _apply_keyed(snap, snap.pod_groups, upd.remove_pod_groups, upd.upsert_pod_groups)
+    _apply_keyed(snap, snap.workloads, upd.remove_workloads, upd.upsert_workloads)
 
 
 def apply_update(
