@@ -15,10 +15,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from schedsvc.engine import run_rounds as rounds_module
 from schedsvc.engine.batching import window_lap
 from schedsvc.engine.schedule_one import Placement
 from schedsvc.engine.simulate import fill as fill_module
-from schedsvc.engine.simulate import fill_run
 from schedsvc.engine.simulate.fill import fill
 from schedsvc.engine.simulate.steps import (
     Drain,
@@ -73,8 +73,8 @@ class _Spy:
 @pytest.fixture
 def spy(monkeypatch: pytest.MonkeyPatch) -> Iterator[_Spy]:
     s = _Spy(monkeypatch)
-    for name in ("lap_picks", "_picks", "recheck_by_usage", "recheck_taken"):
-        s.on(fill_run, name)
+    for name in ("lap_picks", "_window_picks", "recheck_by_usage", "recheck_taken"):
+        s.on(rounds_module, name)
     yield s
 
 
@@ -105,13 +105,13 @@ def test_windows_normalized_per_window_are_read_one_by_one_and_agree(
     spy: _Spy, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A template that does not tolerate the soft taint: TaintToleration normalizes over each
-    window, so a round is read window by window (_picks)."""
+    window, so a round is read window by window (_window_picks)."""
     world = _world("plain")
     a = filled(world, False, True, monkeypatch)
     b = filled(world, True, True, spy._mp)
     assert (b.result, b.cursor, b.state) == (a.result, a.cursor, a.state)
     assert all(r is None for r in spy.results["lap_picks"])
-    assert spy.calls["_picks"] > 10
+    assert spy.calls["_window_picks"] > 10
 
 
 def test_without_rescoring_by_usage_each_round_records_its_copies_and_agrees(
@@ -194,7 +194,7 @@ def test_a_fill_in_rounds_that_fills_the_cluster_at_copy_128_asks_three_times(
     )
     world = FillWorld(nodes, (), 0, template("tolerating", 100, 64), 1000)
     assert _asked(world, 10**9, spy._mp) == (3, 128)
-    assert spy.calls.get("_picks", 0) + spy.calls.get("lap_picks", 0) > 0
+    assert spy.calls.get("_window_picks", 0) + spy.calls.get("lap_picks", 0) > 0
 
 
 def test_a_round_past_several_question_copies_asks_each_question(

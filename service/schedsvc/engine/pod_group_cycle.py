@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 
 from ..framework.pod_group_members import PodGroupMembers
@@ -34,6 +34,7 @@ from .in_flight import InFlight
 from .pod_group_order import group_key
 from .pod_group_post_filter import PostFilterOutcome, run_pod_group_post_filter
 from .pod_group_result import GroupOutcome, PodGroupResult
+from .pod_group_rounds import members_in_rounds
 from .pod_group_status import (
     ERR_POD_GROUP_UNSCHEDULABLE,
     GroupCode,
@@ -84,10 +85,7 @@ def run_group_algorithm(
     if code is Feasibility.UNSCHEDULABLE:
         return GroupRun(GroupStatus.unschedulable(msg))
     run = GroupRun(GroupStatus(GroupCode.UNSCHEDULABLE, [msg]))
-    for pod in queued:
-        if before_each is not None:
-            before_each(pod)
-        p = schedule_one(env, cursor, pod, dry_run, log)
+    for p in _member_cycles(env, cursor, queued, dry_run, log, before_each):
         run.tried.append(p)
         run.dra_state = run.dra_state or not p.pre_filter_ended
         if p.error:
@@ -113,6 +111,33 @@ def run_group_algorithm(
         # "the framework requires at least 1 pod to be scheduled"
         run.status = GroupStatus.unschedulable()
     return run
+
+
+def _member_cycles(
+    env: CycleEnv, cursor: CycleCursor, queued: Sequence[Pod], dry_run: bool, log: AssumeLog,
+    before_each: BeforeMember | None,
+) -> Iterator[Placement]:
+    """Each member's placement, in order, as its cycle makes it: after a member placed from
+    its run's cache, the members that continue the run are placed in rounds (what their
+    hinted cycles would decide, pod_group_rounds.py), except under `before_each` (Explain
+    sees each member before its own cycle). The caller stops reading when the group fails."""
+    i, n = 0, len(queued)
+    scheduled_last = False
+    while i < n:
+        pod = queued[i]
+        if before_each is not None:
+            before_each(pod)
+        elif scheduled_last:
+            placed = members_in_rounds(env, cursor, queued[i:], log)
+            if placed:
+                yield from placed
+                i += len(placed)
+                scheduled_last = False  # the rounds stopped at a member that needs its cycle
+                continue
+        p = schedule_one(env, cursor, pod, dry_run, log)
+        scheduled_last = p.outcome is Outcome.SCHEDULED
+        yield p
+        i += 1
 
 
 def rerun_group_algorithm(

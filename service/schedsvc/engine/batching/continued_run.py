@@ -1,7 +1,7 @@
-"""What a fill's rounds (engine/simulate/fill_run.py) read of a profile's batch state, and
-what they leave in it: the run they continue from its WindowCache, and afterwards the state
-their copies' own cycles would have left, so that the next pod of the signature is hinted
-(and a parked run resumed) as after the copy-by-copy fill.
+"""What rounds (engine/run_rounds.py: a fill's copies, a pod group's members) read of a
+profile's batch state, and what they leave in it: the run they continue from its
+WindowCache, and afterwards the state the pods' own cycles would have left, so that the next
+pod of the signature is hinted (and a parked run resumed) as after the pod-by-pod cycles.
 
 The batch's friend module: it reads and sets the run's private fields (its RunMemo, churn and
 last cycle) as its own methods would, kept apart so that batch.py stays the cycle's wrapper."""

@@ -1,5 +1,5 @@
 """A lap of sampled cycles read from a WindowCache at once, for a run whose only changes are
-its own placements (a fill's rounds, engine/simulate/fill_run.py).
+its own placements (engine/run_rounds.py: a fill's copies, a pod group's members).
 
 Consecutive cycles of a run visit consecutive spans of the visiting order: each starts where
 the last one stopped. Until the spans wrap past the first one's start, they are disjoint, so
@@ -17,7 +17,7 @@ import numpy as np
 
 from ...framework import Rows
 from ...framework.podinfo import PodInfo
-from ...framework.snapshot import Snapshot
+from ...framework.snapshot import IntArray, Snapshot
 from ..runtime import CycleState, Framework
 from .window_cache import WindowCache
 
@@ -26,9 +26,10 @@ __all__ = ["UsageMemo", "lap_picks", "recheck_by_usage", "recheck_taken"]
 
 def lap_picks(
     st: WindowCache, start: int, to_find: int, most: int, rng: np.random.Generator
-) -> tuple[Rows, int] | None:
+) -> tuple[Rows, IntArray, int] | None:
     """The rows the next cycles of the run pick from position `start`, at most `most`, all
-    within one lap (module docstring); and the start index after them. None when the lap
+    within one lap (module docstring); each pick's total (its window's best `fixed`); and the
+    start index after them. None when the lap
     cannot be read at once: scores normalized per window (dense or window-scored plugins),
     or fewer feasible rows than a window holds (each cycle then visits every node)."""
     if st.dense or st.windowed or most < 1:
@@ -50,7 +51,8 @@ def lap_picks(
     end = int(fpos[(k + take - 1) % m]) + 1  # past the lap's last position
     totals = st.fixed[rows].reshape(chunks, to_find)
     # every chunk's ties, chunk by chunk, each in window order
-    ci, cj = (totals == totals.max(axis=1)[:, None]).nonzero()
+    best = totals.max(axis=1)
+    ci, cj = (totals == best[:, None]).nonzero()
     counts = np.bincount(ci, minlength=chunks)
     at = np.zeros(chunks, dtype=np.int64)
     np.cumsum(counts[:-1], out=at[1:])  # each chunk's first tie in ci / cj
@@ -58,7 +60,7 @@ def lap_picks(
     if several.any():
         at[several] += rng.integers(counts[several])
     picks = rows.reshape(chunks, to_find)[np.arange(chunks), cj[at]]
-    return picks, end % n
+    return picks, best, end % n
 
 
 def recheck_taken(

@@ -1,0 +1,124 @@
+"""A pod group's members placed in rounds (engine/run_rounds.py): what their own cycles would
+decide, without a cycle each.
+
+Members sent as equal messages but for uid and name share a shape token (the server's
+conversion cache). Once a member was placed from a complete WindowCache, the members after it
+of the same shape are the next pods of its run: each one's cycle would be a hint, standing for
+the sampled cycle over its window. The rounds make those choices at once, and each member gets
+the placement its hinted cycle would report (batched, its cycle number, its score, one node
+evaluated and feasible), is assumed into the group's AssumeLog (so a group that fails is taken
+back whole, as after member by member), and its attempt is told to the observer with the
+events a hinted cycle records (the round's time shared among its members).
+
+The rounds stop at the first member that is not such a pod (another shape, a uid held or seen
+before, a nominated node, being deleted) or when no node is left for the next one: that member
+goes through its own cycle, which says why."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+
+from ..model import Outcome, Pod
+from .assume_log import AssumeLog
+from .batching.batch_types import BatchAttempt
+from .cycle_context import CycleCursor, CycleRecord
+from .cycle_env import CycleEnv
+from .run_rounds import Round, start_rounds
+from .schedule_one import Placement
+
+__all__ = ["members_in_rounds"]
+
+# the events of a hinted cycle, in order: GetNodeHint's attempt, StoreScheduleResults' use
+_HINTED = (BatchAttempt.HINT, BatchAttempt.HINT_USED)
+
+
+def members_in_rounds(
+    env: CycleEnv, cursor: CycleCursor, members: Sequence[Pod], log: AssumeLog
+) -> list[Placement]:
+    """The placements of the first members of `members`, placed in rounds after the member
+    last placed (cursor.last_info), each assumed into `log`; [] when its run cannot continue
+    or the first member cannot join it (module docstring)."""
+    info = cursor.last_info
+    if info is None or info.pod.shape is None:
+        return []
+    k = _joining(env, info.pod, members)
+    if k == 0:
+        return []
+    fw = env.frameworks[info.pod.scheduler_name]
+    run = start_rounds(env, cursor, fw)
+    if run is None:
+        return []
+    snap = env.snapshot
+    out: list[Placement] = []
+    try:
+        while len(out) < k:
+            began = time.perf_counter()
+            rnd = run.picks(k - len(out))
+            if len(rnd.rows) == 0:
+                break
+            pods = members[len(out):len(out) + len(rnd.rows)]
+            first_cycle = cursor.cycle + 1
+
+            def record(rows: list[int], pods: Sequence[Pod] = pods) -> None:
+                snap.add_records(pods, [snap.node(r).name for r in rows], rows, info)
+                for pod in pods:
+                    log.assumed(pod.uid)
+
+            run.take(rnd, record)
+            cursor.last_info = snap.pods[pods[-1].uid].info
+            out += _placements(env, rnd, pods, first_cycle)
+            if env.records:
+                _observe(env, fw.name, pods, first_cycle, began)
+    except BaseException:
+        run.abandon()
+        raise
+    run.end()
+    return out
+
+
+def _joining(env: CycleEnv, last: Pod, members: Sequence[Pod]) -> int:
+    """How many of the first members are pods of the run of `last` (module docstring)."""
+    snap, shape = env.snapshot, last.shape
+    seen: set[str] = set()
+    k = 0
+    for pod in members:
+        if (
+            pod.shape is not shape or pod.nominated_node_name or pod.terminating
+            or pod.uid in snap.pods or pod.uid in seen
+        ):
+            break
+        seen.add(pod.uid)
+        k += 1
+    return k
+
+
+def _placements(
+    env: CycleEnv, rnd: Round, pods: Sequence[Pod], first_cycle: int
+) -> list[Placement]:
+    """What each member's hinted cycle reports (schedule_one: a hint evaluates one node)."""
+    node = env.snapshot.node
+    return [
+        Placement(pod.uid, node(row).name, Outcome.SCHEDULED, batched=True, cycle=first_cycle + j,
+                  score=score, nodes_evaluated=1, nodes_feasible=1)
+        for j, (pod, row, score) in enumerate(
+            zip(pods, rnd.rows.tolist(), rnd.scores, strict=True)
+        )
+    ]
+
+
+def _observe(
+    env: CycleEnv, profile: str, pods: Sequence[Pod], first_cycle: int, began: float
+) -> None:
+    """Each member's attempt, as its hinted cycle records it, the round's time shared."""
+    ended = time.perf_counter()
+    share = (ended - began) / len(pods)
+    for j, pod in enumerate(pods):
+        at = began + j * share
+        rec = CycleRecord(profile, pod.uid, at)
+        rec.events = [("batch_attempt", profile, e) for e in _HINTED]
+        rec.hint = (True, share, at + share)
+        rec.result, rec.seconds = "scheduled", share
+        rec.outcome, rec.cycle, rec.batched = Outcome.SCHEDULED.name, first_cycle + j, True
+        rec.nodes_evaluated = rec.nodes_feasible = 1
+        env.observer.cycle(rec)
