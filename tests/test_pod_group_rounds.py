@@ -9,6 +9,7 @@ member needs its own cycle."""
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -25,7 +26,7 @@ from schedsvc.engine.schedule_one import Placement
 from schedsvc.engine.scheduler import Cluster, Engine, SnapshotUpdate
 from schedsvc.model import Outcome, Pod
 from schedsvc.model_pod_group import PodGroup
-from tests.builders.fill_world import FillWorld, fill_worlds, node, pod, template
+from tests.builders.fill_world import KEPT_AN_HOUR, FillWorld, fill_worlds, node, pod, template
 from tests.builders.group_cycles import NO_PREEMPTION, group_of, state_of
 from tests.builders.pod_groups import GANG_FEATURES
 
@@ -33,10 +34,12 @@ _CHECKS = [HealthCheck.function_scoped_fixture, HealthCheck.too_slow]
 
 
 class _Records(NullObserver):
-    """The attempts told to the observer, as what a metric or a span reads of them."""
+    """The attempts told to the observer, as what a metric or a span reads of them, and the
+    extension points reported (in a cycle's record or outside any), counted."""
 
     def __init__(self) -> None:
         self.seen: list[tuple[Any, ...]] = []
+        self.points: Counter[tuple[str, str]] = Counter()
 
     def cycle(self, rec: CycleRecord) -> None:
         self.seen.append((
@@ -44,6 +47,10 @@ class _Records(NullObserver):
             rec.nodes_evaluated, rec.nodes_feasible, [tuple(e) for e in rec.events],
             rec.hint[0] if rec.hint is not None else None,
         ))
+        self.points.update((point, status) for point, status, _, _ in rec.points)
+
+    def extension_point(self, profile: str, point: str, status: str, seconds: float) -> None:
+        self.points[(point, status)] += 1
 
 
 def _members(tmpl: Pod, group: str, count: int, token: object, prefix: str = "") -> list[Pod]:
@@ -61,12 +68,19 @@ class _Run:
     cursor: tuple[Any, ...]
     after: list[Placement]  # the pods sent next
     records: list[tuple[Any, ...]]
+    points: Counter[tuple[str, str]]
 
 
 def _cluster(world: FillWorld, groups: list[PodGroup], observer: _Records,
-             preemption: bool) -> Cluster:
-    config: dict[str, Any] = dict(NO_PREEMPTION) if not preemption else {}
-    config["percentageOfNodesToScore"] = world.pct
+             preemption: bool, **batching: Any) -> Cluster:
+    """Batches kept for an hour unless `batching` says otherwise (KEPT_AN_HOUR: the rounds
+    and the member-by-member cycles compare decisions, not timings)."""
+    profile: dict[str, Any] = {
+        **KEPT_AN_HOUR, "batching": {**KEPT_AN_HOUR["batching"], **batching},
+    }
+    if not preemption:
+        profile["plugins"] = NO_PREEMPTION["profiles"][0]["plugins"]
+    config: dict[str, Any] = {"profiles": [profile], "percentageOfNodesToScore": world.pct}
     engine = Engine(parse_config(config, features=GANG_FEATURES), seed=3,
                     batching_enabled=True, observer=observer)
     c = engine.cluster("t")
@@ -78,12 +92,12 @@ def _cluster(world: FillWorld, groups: list[PodGroup], observer: _Records,
 def _run(
     world: FillWorld, requests: list[list[Pod]], after: list[Pod], groups: list[PodGroup],
     rounds: bool, monkeypatch: pytest.MonkeyPatch, dry_run: bool = False,
-    preemption: bool = False,
+    preemption: bool = False, **batching: Any,
 ) -> _Run:
     """The requests (each as the server runs it, Engine.order_pods first) on a fresh cluster,
     with the rounds or member by member; then `after`, a request scheduled for real."""
     obs = _Records()
-    c = _cluster(world, groups, obs, preemption)
+    c = _cluster(world, groups, obs, preemption, **batching)
     with monkeypatch.context() as m:
         if not rounds:
             m.setattr(pod_group_cycle, "members_in_rounds", lambda *a: [])
@@ -94,7 +108,7 @@ def _run(
         cur = c.cursor
         cursor = (cur.cycle, cur.next_start_index, cur.rng.bit_generator.state)
         then = c.schedule(list(c.engine.order_pods(after)))[0]
-    return _Run(out, state, cursor, then, obs.seen)
+    return _Run(out, state, cursor, then, obs.seen, obs.points)
 
 
 def _agree(a: _Run, b: _Run) -> None:
@@ -103,6 +117,7 @@ def _agree(a: _Run, b: _Run) -> None:
     assert b.state == a.state
     assert b.after == a.after
     assert b.records == a.records
+    assert b.points == a.points
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=_CHECKS)
@@ -114,7 +129,8 @@ def test_members_in_rounds_place_as_their_own_cycles(
 ) -> None:
     """A gang of `size` members (minCount size - extra when extra is negative, else size:
     a gang too big for the cluster fails whole), a member of another shape `split` members
-    in when split < size, then a second gang of the template and plain pods of its shape."""
+    in when split < size, then a second gang of the template, then more members of the
+    first."""
     tmpl = world.template
     token, other = object(), object()
     a = _members(tmpl, "ga", size, token)
@@ -126,10 +142,12 @@ def test_members_in_rounds_place_as_their_own_cycles(
     min_a = len(a) if extra >= 0 else max(1, len(a) + extra)
     groups = [PodGroup("ga", min_count=min_a), PodGroup("gb", min_count=max(1, extra + 1))]
     b = _members(tmpl, "gb", max(extra + 1, 1), object())
-    plain = [replace(tmpl, uid=f"p{i}", name=f"p{i}", shape=token) for i in range(5)]
+    # then more members of the first gang, sent as its members were (one shape): their
+    # group's run goes on from the batch state the first request left
+    more = _members(tmpl, "ga", 5, token, prefix="ga-more")
     requests = [a, b]
-    one = _run(world, requests, plain, groups, False, monkeypatch, preemption=preemption)
-    two = _run(world, requests, plain, groups, True, monkeypatch, preemption=preemption)
+    one = _run(world, requests, more, groups, False, monkeypatch, preemption=preemption)
+    two = _run(world, requests, more, groups, True, monkeypatch, preemption=preemption)
     _agree(one, two)
 
 
@@ -181,8 +199,7 @@ def test_a_big_gang_is_placed_mostly_in_rounds_and_agrees(
     groups = [PodGroup("ga", min_count=400)]
     one = _run(world, [a], [], groups, False, monkeypatch)
     counted = _Counted(monkeypatch)
-    obs = _Records()
-    c = _cluster(world, groups, obs, False)
+    c = _cluster(world, groups, _Records(), False)
     out = c.schedule(list(c.engine.order_pods(a)))[0]
     assert group_of(out, "default/ga").outcome is GroupOutcome.SCHEDULED
     assert out == one.placements
@@ -216,3 +233,78 @@ def test_the_rounds_stop_at_a_member_of_another_shape_and_at_a_full_cluster(
     assert not any(p.outcome is Outcome.SCHEDULED for p in two.placements[200:])
     assert sum(n > 0 for n in counted.placed) >= 5  # four runs of a, and gb's
     assert 0 < failed.evaluated < 10_000
+
+
+@pytest.mark.parametrize("kind", ["tolerating", "plain"])
+def test_with_rescoring_off_no_round_runs_and_members_get_their_full_cycles(
+    kind: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """batching.rescore false: a hint whose last node still fits flushes the state (kube's
+    node_not_full), so the members go back to full cycles; the rounds never start."""
+    world = _world(n=150, kind=kind)
+    a = _members(world.template, "ga", 40, object())
+    groups = [PodGroup("ga", min_count=40)]
+    one = _run(world, [a], [], groups, False, monkeypatch, rescore=False)
+    counted = _Counted(monkeypatch)
+    two = _run(world, [a], [], groups, True, monkeypatch, rescore=False)
+    _agree(one, two)
+    assert not any(counted.placed)
+    assert any(not p.batched for p in two.placements[2:])
+
+
+def test_a_run_past_its_age_never_continues_in_rounds(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every batch's clock moves a second per read (maxBatchAge 500ms): each hint finds the
+    cache expired and flushes it, every member runs a full cycle; the rounds, reading the
+    age before they start, never place one and read the clock no more than the hints do."""
+    world = _world(n=200)
+    a = _members(world.template, "ga", 30, object())
+    groups = [PodGroup("ga", min_count=30)]
+
+    def ticking(c: Cluster) -> None:
+        reads = iter(range(10**6))
+        for b in c.batches.values():
+            b.clock = lambda: float(next(reads))
+
+    runs = []
+    for rounds in (False, True):
+        counted = _Counted(monkeypatch)
+        c = _cluster(world, groups, _Records(), False, maxBatchAge="500ms")
+        ticking(c)
+        with monkeypatch.context() as m:
+            if not rounds:
+                m.setattr(pod_group_cycle, "members_in_rounds", lambda *a: [])
+            out = c.schedule(list(c.engine.order_pods(a)))[0]
+            runs.append((out, c.batches["default-scheduler"].clock()))
+        assert not any(counted.placed)
+    assert runs[1] == runs[0]
+    assert not any(p.batched for p in runs[0][0])
+
+
+def test_a_run_that_outlives_its_age_midway_stops_its_rounds_there(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The batches' clock jumps past maxBatchAge once the rounds have begun: the next round
+    reads it and stops, the next member's own cycle finds the cache expired and runs a full
+    cycle (batched False), and the run goes on in rounds from the cache that cycle keeps.
+    Nodes, scores and cycles are those of member-by-member cycles under the same jump (which
+    member first sees it depends on how often each path reads the clock: docs/differences.md)."""
+    world = _world(n=300)
+    a = _members(world.template, "ga", 200, object())
+    groups = [PodGroup("ga", min_count=200)]
+
+    def run(rounds: bool) -> list[Placement]:
+        c = _cluster(world, groups, _Records(), False, maxBatchAge="500ms")
+        reads = iter(range(10**6))
+        for b in c.batches.values():
+            b.clock = lambda: 0.0 if next(reads) < 12 else 100.0
+        with monkeypatch.context() as m:
+            if not rounds:
+                m.setattr(pod_group_cycle, "members_in_rounds", lambda *a: [])
+            return c.schedule(list(c.engine.order_pods(a)))[0]
+
+    one, two = run(False), run(True)
+    assert [(p.node_name, p.score, p.cycle) for p in two] == [
+        (p.node_name, p.score, p.cycle) for p in one]
+    full = [i for i, p in enumerate(two) if not p.batched]
+    assert len(full) == 2 and full[0] == 0 and 5 < full[1] < 150  # the first, then the expiry
+    assert all(p.batched for p in two[full[1] + 1:])

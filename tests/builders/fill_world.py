@@ -35,12 +35,13 @@ from schedsvc.model import (
 from tests.builders.clusters import cluster_of
 from tests.builders.fingerprint import snapshot_state
 
-__all__ = ["FillWorld", "fill_worlds", "template", "filled", "TEMPLATE_KINDS"]
+__all__ = ["FillWorld", "fill_worlds", "template", "filled", "TEMPLATE_KINDS", "KEPT_AN_HOUR"]
 
 HOST = "kubernetes.io/hostname"
 ZONE = "topology.kubernetes.io/zone"
 IMAGE = "img:1"
 TEMPLATE_KINDS = ("plain", "tolerating", "preferring", "image", "spreading")
+KEPT_AN_HOUR = {"schedulerName": "default-scheduler", "batching": {"maxBatchAge": "1h"}}
 
 
 def node(i: int, cpu: int, mem_gi: int, tainted: bool, image: bool) -> Node:
@@ -89,8 +90,10 @@ class FillWorld:
     max_pods: int
 
     def cluster(self) -> Cluster:
+        """Batches kept for an hour (maxBatchAge): how long a run takes cannot expire them,
+        so the rounds and the copy-by-copy fill compare decisions, not timings."""
         return cluster_of(self.nodes, self.pods, batching=True,
-                          percentageOfNodesToScore=self.pct)
+                          percentageOfNodesToScore=self.pct, profiles=[KEPT_AN_HOUR])
 
 
 @st.composite

@@ -24,7 +24,9 @@ from .assume_log import AssumeLog
 from .batching.batch_types import BatchAttempt
 from .cycle_context import CycleCursor, CycleRecord
 from .cycle_env import CycleEnv
+from .observer import NULL_OBSERVER
 from .run_rounds import Round, start_rounds
+from .runtime import Framework
 from .schedule_one import Placement
 
 __all__ = ["members_in_rounds"]
@@ -67,9 +69,9 @@ def members_in_rounds(
 
             run.take(rnd, record)
             cursor.last_info = snap.pods[pods[-1].uid].info
+            rescored = (run.rescored_first if not out else run.rescored_each, run.rescored_each)
+            _observe(env, fw, pods, first_cycle, began, rescored)
             out += _placements(env, rnd, pods, first_cycle)
-            if env.records:
-                _observe(env, fw.name, pods, first_cycle, began)
     except BaseException:
         run.abandon()
         raise
@@ -108,14 +110,30 @@ def _placements(
 
 
 def _observe(
-    env: CycleEnv, profile: str, pods: Sequence[Pod], first_cycle: int, began: float
+    env: CycleEnv, fw: Framework, pods: Sequence[Pod], first_cycle: int, began: float,
+    rescored: tuple[bool, bool],
 ) -> None:
-    """Each member's attempt, as its hinted cycle records it, the round's time shared."""
+    """Each member's attempt, as its hinted cycle records it, the round's time shared.
+    `rescored`: whether the first member's hint, and each later one's, rechecking the last
+    pick runs PreScore and Score (Rounds.rescored_first, _each), which its record reports,
+    or the profile's observer directly where cycles keep no record (a fork's)."""
+    if not env.records:
+        if fw.observer is not NULL_OBSERVER and (rescored[0] or rescored[1]):
+            share = (time.perf_counter() - began) / len(pods)
+            for j in range(len(pods)):
+                if rescored[1 if j else 0]:
+                    fw.observer.extension_point(fw.name, "PreScore", "Success", share / 2)
+                    fw.observer.extension_point(fw.name, "Score", "Success", share / 2)
+        return
+    profile = fw.name
     ended = time.perf_counter()
     share = (ended - began) / len(pods)
     for j, pod in enumerate(pods):
         at = began + j * share
         rec = CycleRecord(profile, pod.uid, at)
+        if rescored[1 if j else 0]:
+            rec.points = [("PreScore", "Success", share / 2, at + share / 2),
+                          ("Score", "Success", share / 2, at + share)]
         rec.events = [("batch_attempt", profile, e) for e in _HINTED]
         rec.hint = (True, share, at + share)
         rec.result, rec.seconds = "scheduled", share

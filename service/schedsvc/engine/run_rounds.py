@@ -21,14 +21,18 @@ equal states share it) and the pods' records, which nothing in the run reads, ma
 (`add_records` None); otherwise each round records its pods before its rows are rescored.
 
 A pod with volumes (Reserve binds its claims) or host ports never comes here; nominated pods
-end a run before (continued_run). After the rounds (`end_rounds`) the batch state is the one
+and rescoring turned off end a run before (continued_run). maxBatchAge is read once per
+round, where each hinted cycle reads it once: a run past its age stops at the round's start.
+The rounds' own filtering and scoring report no extension point, as the hinted cycles they
+stand for report none. After the rounds (`end_rounds`) the batch state is the one
 the pods' cycles leave (run_continued); a caller that stops midway with an error invalidates
 the batches (`Rounds.abandon`)."""
 
 from __future__ import annotations
 
 from bisect import bisect_left
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -38,7 +42,7 @@ from ..framework.podinfo import PodInfo
 from .batching.continued_run import continued_run, run_continued
 from .batching.window_cache import WindowCache
 from .batching.window_lap import UsageMemo, lap_picks, recheck_by_usage, recheck_taken
-from .cycle_context import CycleCursor
+from .cycle_context import CURRENT, CycleCursor, CycleRecord
 from .cycle_env import CycleEnv
 from .runtime import CycleState, Framework
 
@@ -66,25 +70,41 @@ class Rounds:
     st: WindowCache
     cs: CycleState
     memo: UsageMemo | None  # usage-only: rescored rows by their usage (module docstring)
+    # whether the hinted cycles' rechecks of the last pick run PreScore and Score (run_score,
+    # which reports them) rather than score_one: the first pod's (start_rounds' recheck,
+    # reported by nobody), and each later one's (the run's PreScore does not hold across its
+    # assumes)
+    rescored_first: bool = False
+    rescored_each: bool = False
     taken: list[int] = field(default_factory=list)
 
     def picks(self, most: int) -> Round:
         """The rows the next pods' cycles pick, at most `most`, as one round: a lap at once
         when lap_picks can read it, else window by window; nothing assumed yet. No rows:
-        nothing fits (the next pod's full cycle says why)."""
-        cursor, st = self.cursor, self.st
+        nothing fits, or the cache has outlived maxBatchAge (read once per round); the next
+        pod's own cycle says which."""
+        cursor, st, batch = self.cursor, self.st, self.env.batch[self.fw.name]
+        if batch.clock() > st.created + batch.max_age:
+            return Round(np.zeros(0, dtype=np.intp), [], cursor.next_start_index)
         _, to_find = self.env.sampling[self.fw.name]
-        lap = lap_picks(st, cursor.next_start_index % len(st.order), to_find, most, cursor.rng)
-        if lap is not None:
-            rows, best, start = lap
-            scores = [0] * len(rows) if to_find == 1 else (best + st.constant).tolist()
-            return Round(rows, scores, start)
-        return _window_picks(self, to_find, most)
+        with _unreported():
+            lap = lap_picks(
+                st, cursor.next_start_index % len(st.order), to_find, most, cursor.rng
+            )
+            if lap is None:
+                return _window_picks(self, to_find, most)
+        rows, best, start = lap
+        scores = [0] * len(rows) if to_find == 1 else (best + st.constant).tolist()
+        return Round(rows, scores, start)
 
     def take(self, rnd: Round, add_records: Callable[[list[int]], None] | None) -> None:
         """The round's pods assumed: their usage, their records (`add_records`, given the
         rows; None defers them, allowed only when rescoring goes by usage), their rows
         re-filtered and rescored, the cursor moved as their cycles move it."""
+        with _unreported():
+            self._take(rnd, add_records)
+
+    def _take(self, rnd: Round, add_records: Callable[[list[int]], None] | None) -> None:
         snap, st, fw, info, cs = self.env.snapshot, self.st, self.fw, self.info, self.cs
         picks = rnd.rows
         snap.account_copies(picks, info)  # the assumes' usage (no Reserve: no volumes)
@@ -120,21 +140,42 @@ class Rounds:
 
 def start_rounds(env: CycleEnv, cursor: CycleCursor, fw: Framework) -> Rounds | None:
     """The run of the pod last placed (cursor.last_info), ready for rounds, its last pick
-    rechecked as the next hint would recheck it; None when it cannot continue from its cache
-    (continued_run), or its pod has volumes or host ports."""
-    snap, info = env.snapshot, cursor.last_info
-    cont = continued_run(env.batch[fw.name], snap, cursor.cycle)
+    rechecked as the next hint rechecks it (recheck_last); None when it cannot continue from
+    its cache (continued_run), or its pod has volumes or host ports."""
+    snap, info, batch = env.snapshot, cursor.last_info, env.batch[fw.name]
+    cont = continued_run(batch, snap, cursor.cycle)
     if cont is None or info is None or info.pod.volumes or info.host_ports:
         return None
     st, cs, last = cont
+    if batch.clock() > st.created + batch.max_age:
+        return None  # the next pod's hint flushes it (expired)
     memo = UsageMemo.of(fw, cs, st) if fw.pre_score_assume_stable else None
     run = Rounds(env, cursor, fw, info, st, cs, memo)
+    memo_run = batch._run
+    run.rescored_first = not (
+        bool(st.feasible[last]) and memo_run is not None and memo_run.pre_scored is not None
+    )
     try:
-        st.recheck_rows(fw, info, snap, cs, np.array([last], dtype=np.intp), -1, True)
+        with _unreported():  # the first pod's hint would report it: its record says so
+            st.recheck_last(fw, info, snap, cs, last, True, memo_run)
     except BaseException:
         run.abandon()
         raise
+    run.rescored_each = memo_run is None or memo_run.pre_scored is None
     return run
+
+
+@contextmanager
+def _unreported() -> Iterator[None]:
+    """The rounds' own filtering and scoring stand for hinted cycles, which report no
+    extension point (their rechecks run filter_one and score_one): what the plugins run
+    here reports into a record nobody reads."""
+    held = CURRENT.rec
+    CURRENT.rec = CycleRecord("", "", 0.0)
+    try:
+        yield
+    finally:
+        CURRENT.rec = held
 
 
 def _window_picks(run: Rounds, to_find: int, most: int) -> Round:

@@ -25,12 +25,14 @@ def continued_run(
     """(cache, CycleState, its last pick) a run continues from after the pod of `cycle` was
     placed from a complete WindowCache, nothing else changed since: the next pod of the
     signature would be hinted from them, the last pick rechecked first. None when anything
-    more is needed: nominated pods, a cache not complete or window-scored (spreading's kept
+    more is needed: rescoring off (each hint whose last node still fits flushes the state,
+    kube's node_not_full), nominated pods, a cache not complete or window-scored (spreading's kept
     counts move with every placement, across domains), churn, a CycleState that does not
     hold across the run's assumes."""
     st, memo, last = batch.state, batch._run, batch.last
     if not (
-        batch.enabled and isinstance(st, WindowCache) and not st.pending and st.complete
+        batch.enabled and batch.rescore and isinstance(st, WindowCache) and not st.pending
+        and st.complete
         and not st.windowed and st.order is snap.order and last.cycle == cycle
         and last.succeeded and memo is not None and memo.generation == snap.generation
         and batch.fw.pre_filter_assume_stable and batch._churn.empty() and not snap.nominated
