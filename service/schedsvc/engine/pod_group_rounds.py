@@ -22,6 +22,7 @@ from collections.abc import Sequence
 from ..model import Outcome, Pod
 from .assume_log import AssumeLog
 from .batching.batch_types import BatchAttempt
+from .batching.window_cache import WindowCache
 from .cycle_context import CycleCursor, CycleRecord
 from .cycle_env import CycleEnv
 from .observer import NULL_OBSERVER
@@ -42,21 +43,26 @@ def members_in_rounds(
     last placed (cursor.last_info), each assumed into `log`; [] when its run cannot continue
     or the first member cannot join it (module docstring)."""
     info = cursor.last_info
-    if info is None or info.pod.shape is None:
-        return []
-    k = _joining(env, info.pod, members)
-    if k == 0:
+    if info is None or info.pod.shape is None or not _joins(env, info.pod, members[0]):
         return []
     fw = env.frameworks[info.pod.scheduler_name]
+    _, to_find = env.sampling[fw.name]
+    if not _worth_a_round(env.batch[fw.name].state, to_find):
+        return []
     run = start_rounds(env, cursor, fw)
     if run is None:
         return []
     snap = env.snapshot
     out: list[Placement] = []
+    seen: set[str] = set()
     try:
-        while len(out) < k:
+        while _worth_a_round(run.st, to_find):
             began = time.perf_counter()
-            rnd = run.picks(k - len(out))
+            # a round takes at most one pod per window of a lap
+            most = _joining(env, info.pod, members, len(out), run.st.nlive // to_find + 1, seen)
+            if most == 0:
+                break
+            rnd = run.picks(most)
             if len(rnd.rows) == 0:
                 break
             pods = members[len(out):len(out) + len(rnd.rows)]
@@ -68,6 +74,7 @@ def members_in_rounds(
                     log.assumed(pod.uid)
 
             run.take(rnd, record)
+            seen.update(pod.uid for pod in pods)
             cursor.last_info = snap.pods[pods[-1].uid].info
             rescored = (run.rescored_first if not out else run.rescored_each, run.rescored_each)
             _observe(env, fw, pods, first_cycle, began, rescored)
@@ -79,20 +86,31 @@ def members_in_rounds(
     return out
 
 
-def _joining(env: CycleEnv, last: Pod, members: Sequence[Pod]) -> int:
-    """How many of the first members are pods of the run of `last` (module docstring)."""
-    snap, shape = env.snapshot, last.shape
-    seen: set[str] = set()
-    k = 0
-    for pod in members:
-        if (
-            pod.shape is not shape or pod.nominated_node_name or pod.terminating
-            or pod.uid in snap.pods or pod.uid in seen
-        ):
+def _worth_a_round(st: object, to_find: int) -> bool:
+    """Whether the run's cache holds two windows of feasible nodes: a round then places at
+    least two members; with fewer, each round would place one, at more than a hint's cost."""
+    return isinstance(st, WindowCache) and not st.pending and st.nlive >= 2 * to_find
+
+
+def _joins(env: CycleEnv, last: Pod, pod: Pod) -> bool:
+    """Whether `pod` is a pod of the run of `last` (module docstring)."""
+    return not (
+        pod.shape is not last.shape or pod.nominated_node_name or pod.terminating
+        or pod.uid in env.snapshot.pods
+    )
+
+
+def _joining(
+    env: CycleEnv, last: Pod, members: Sequence[Pod], start: int, most: int, seen: set[str]
+) -> int:
+    """How many members from `start` on (at most `most`) are pods of the run of `last`,
+    none sent twice (`seen`: the uids the rounds placed so far)."""
+    here: set[str] = set()
+    for pod in members[start:start + most]:
+        if not _joins(env, last, pod) or pod.uid in seen or pod.uid in here:
             break
-        seen.add(pod.uid)
-        k += 1
-    return k
+        here.add(pod.uid)
+    return len(here)
 
 
 def _placements(
