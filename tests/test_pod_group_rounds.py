@@ -308,3 +308,24 @@ def test_a_run_that_outlives_its_age_midway_stops_its_rounds_there(
     full = [i for i, p in enumerate(two) if not p.batched]
     assert len(full) == 2 and full[0] == 0 and 5 < full[1] < 150  # the first, then the expiry
     assert all(p.batched for p in two[full[1] + 1:])
+
+
+@pytest.mark.parametrize("kind", ["plain", "tolerating", "preferring"])
+@pytest.mark.parametrize("n", [203, 230, 320])
+def test_members_that_fill_their_nodes_report_as_their_hints(
+    kind: str, n: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each node takes one member (1500m of 2000m): a hint's recheck finds the pick before it
+    full and scores nothing, so it reports no PreScore or Score (and keeps no PreScore);
+    the rounds report per member exactly what its hint would, near two windows of nodes
+    (where rounds start and soon stop) and well above."""
+    nodes = tuple(node(i, 2000, 8, False, False) for i in range(n))
+    world = FillWorld(nodes, (), 0, template(kind, 1500, 256), 0)
+    a = _members(world.template, "ga", 60, object())
+    more = _members(world.template, "ga", 5, a[0].shape, prefix="ga-more")
+    groups = [PodGroup("ga", min_count=60)]
+    one = _run(world, [a], more, groups, False, monkeypatch)
+    counted = _Counted(monkeypatch)
+    two = _run(world, [a], more, groups, True, monkeypatch)
+    assert sum(counted.placed) > 0
+    _agree(one, two)

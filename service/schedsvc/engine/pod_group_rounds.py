@@ -73,10 +73,9 @@ def members_in_rounds(
                 for pod in pods:
                     log.assumed(pod.uid)
 
-            run.take(rnd, record)
+            rescored = run.take(rnd, record)
             seen.update(pod.uid for pod in pods)
             cursor.last_info = snap.pods[pods[-1].uid].info
-            rescored = (run.rescored_first if not out else run.rescored_each, run.rescored_each)
             _observe(env, fw, pods, first_cycle, began, rescored)
             out += _placements(env, rnd, pods, first_cycle)
     except BaseException:
@@ -129,17 +128,17 @@ def _placements(
 
 def _observe(
     env: CycleEnv, fw: Framework, pods: Sequence[Pod], first_cycle: int, began: float,
-    rescored: tuple[bool, bool],
+    rescored: list[bool],
 ) -> None:
     """Each member's attempt, as its hinted cycle records it, the round's time shared.
-    `rescored`: whether the first member's hint, and each later one's, rechecking the last
-    pick runs PreScore and Score (Rounds.rescored_first, _each), which its record reports,
-    or the profile's observer directly where cycles keep no record (a fork's)."""
+    `rescored`: per member, whether its hint's recheck of the pick before it runs PreScore
+    and Score (Rounds.take), which its record reports, or the profile's observer directly
+    where cycles keep no record (a fork's)."""
     if not env.records:
-        if fw.observer is not NULL_OBSERVER and (rescored[0] or rescored[1]):
+        if fw.observer is not NULL_OBSERVER and any(rescored):
             share = (time.perf_counter() - began) / len(pods)
             for j in range(len(pods)):
-                if rescored[1 if j else 0]:
+                if rescored[j]:
                     fw.observer.extension_point(fw.name, "PreScore", "Success", share / 2)
                     fw.observer.extension_point(fw.name, "Score", "Success", share / 2)
         return
@@ -149,7 +148,7 @@ def _observe(
     for j, pod in enumerate(pods):
         at = began + j * share
         rec = CycleRecord(profile, pod.uid, at)
-        if rescored[1 if j else 0]:
+        if rescored[j]:
             rec.points = [("PreScore", "Success", share / 2, at + share / 2),
                           ("Score", "Success", share / 2, at + share)]
         rec.events = [("batch_attempt", profile, e) for e in _HINTED]

@@ -40,6 +40,7 @@ import numpy as np
 from ..framework import Rows
 from ..framework.podinfo import PodInfo
 from .batching.continued_run import continued_run, run_continued
+from .batching.run_memo import RunMemo
 from .batching.window_cache import WindowCache
 from .batching.window_lap import UsageMemo, lap_picks, recheck_by_usage, recheck_taken
 from .cycle_context import CURRENT, CycleCursor, CycleRecord
@@ -70,12 +71,11 @@ class Rounds:
     st: WindowCache
     cs: CycleState
     memo: UsageMemo | None  # usage-only: rescored rows by their usage (module docstring)
-    # whether the hinted cycles' rechecks of the last pick run PreScore and Score (run_score,
-    # which reports them) rather than score_one: the first pod's (start_rounds' recheck,
-    # reported by nobody), and each later one's (the run's PreScore does not hold across its
-    # assumes)
-    rescored_first: bool = False
-    rescored_each: bool = False
+    memo_run: RunMemo | None = None  # the batch's: its kept PreScore (pre_scored)
+    # whether the next pod's hint, rechecking the pick before it, runs PreScore and Score
+    # (run_score, which reports them) rather than score_one; known for the first pod once
+    # start_rounds rechecked its last pick, else None (worked out when its round is taken)
+    rescores_next: bool | None = None
     taken: list[int] = field(default_factory=list)
 
     def picks(self, most: int) -> Round:
@@ -97,12 +97,41 @@ class Rounds:
         scores = [0] * len(rows) if to_find == 1 else (best + st.constant).tolist()
         return Round(rows, scores, start)
 
-    def take(self, rnd: Round, add_records: Callable[[list[int]], None] | None) -> None:
+    def take(
+        self, rnd: Round, add_records: Callable[[list[int]], None] | None
+    ) -> list[bool]:
         """The round's pods assumed: their usage, their records (`add_records`, given the
         rows; None defers them, allowed only when rescoring goes by usage), their rows
-        re-filtered and rescored, the cursor moved as their cycles move it."""
+        re-filtered and rescored, the cursor moved as their cycles move it. Per pod, whether
+        its hint's recheck of the pick before it would run (and report) PreScore and Score
+        (recheck_last: when that row still fits and no PreScore is kept yet, which the first
+        such recheck keeps when it holds across the run's assumes)."""
         with _unreported():
+            # the pick before the round's first pod may be picked again in this round: its
+            # recheck reads it as it is now
+            first = self.rescores_next
+            if first is None:
+                first = self._rescores(self.taken[-1])
             self._take(rnd, add_records)
+            rows = self.taken[len(self.taken) - len(rnd.rows):]
+            out = [first, *(self._rescores(r) for r in rows[:-1])]
+        self.rescores_next = None
+        return out
+
+    def _rescores(self, row: int) -> bool:
+        """Whether the hint rechecking `row` (a pick of the run, fitting when picked, its pods
+        as they are now) runs PreScore and Score; if so, the PreScore it would keep is kept."""
+        memo = self.memo_run
+        if not bool(self.st.feasible[row]) or (memo is not None and memo.pre_scored is not None):
+            return False
+        fw = self.fw
+        if memo is not None and fw.pre_score_assume_stable:
+            sr = fw.run_score(
+                self.info, self.env.snapshot, np.array([row], dtype=np.intp),
+                dynamic_only=True, raw_only=True, exclude=fw.window_scored_names,
+            )
+            memo.pre_scored = (sr.states, sr.skipped)
+        return True
 
     def _take(self, rnd: Round, add_records: Callable[[list[int]], None] | None) -> None:
         snap, st, fw, info, cs = self.env.snapshot, self.st, self.fw, self.info, self.cs
@@ -151,17 +180,15 @@ def start_rounds(env: CycleEnv, cursor: CycleCursor, fw: Framework) -> Rounds | 
         return None  # the next pod's hint flushes it (expired)
     memo = UsageMemo.of(fw, cs, st) if fw.pre_score_assume_stable else None
     run = Rounds(env, cursor, fw, info, st, cs, memo)
-    memo_run = batch._run
-    run.rescored_first = not (
-        bool(st.feasible[last]) and memo_run is not None and memo_run.pre_scored is not None
-    )
+    memo_run = run.memo_run = batch._run
+    kept = memo_run is not None and memo_run.pre_scored is not None
     try:
         with _unreported():  # the first pod's hint would report it: its record says so
             st.recheck_last(fw, info, snap, cs, last, True, memo_run)
     except BaseException:
         run.abandon()
         raise
-    run.rescored_each = memo_run is None or memo_run.pre_scored is None
+    run.rescores_next = bool(st.feasible[last]) and not kept
     return run
 
 
