@@ -141,7 +141,6 @@ func runSequenceCase(parent context.Context, cfg *config.KubeSchedulerConfigurat
 	if err != nil {
 		return nil, err
 	}
-	tracker := client.Tracker()
 
 	log := &decisionLog{node: map[string]string{}, message: map[string]string{}, deleted: map[string]bool{},
 		decided: map[string]bool{}, watched: map[string]bool{}, done: make(chan struct{})}
@@ -158,33 +157,11 @@ func runSequenceCase(parent context.Context, cfg *config.KubeSchedulerConfigurat
 	}
 	log.remaining = len(pods)
 
-	// Bindings: do what the API server's pods/binding does (set nodeName and PodScheduled)
-	// so the scheduler's informers confirm the assumed pod.
-	client.PrependReactor("create", "pods", func(action clienttesting.Action) (bool, runtime.Object, error) {
-		if action.GetSubresource() != "binding" {
-			return false, nil, nil
-		}
-		b := action.(clienttesting.CreateAction).GetObject().(*v1.Binding)
-		ns := action.GetNamespace()
-		obj, err := tracker.Get(podsGVR, ns, b.Name)
-		if err != nil {
-			return true, nil, err
-		}
-		pod := obj.(*v1.Pod).DeepCopy()
-		if pod.Spec.NodeName != "" {
-			return true, nil, fmt.Errorf("pod %s/%s is already bound to %s", ns, b.Name, pod.Spec.NodeName)
-		}
-		pod.Spec.NodeName = b.Target.Name
-		setCondition(pod, v1.PodCondition{Type: v1.PodScheduled, Status: v1.ConditionTrue})
-		if err := tracker.Update(podsGVR, pod, ns); err != nil {
-			return true, nil, err
-		}
-		key := ns + "/" + b.Name
+	addBindingReactor(client, func(key, node string) {
 		log.mu.Lock()
-		log.node[key] = b.Target.Name
+		log.node[key] = node
 		log.decide(key)
 		log.mu.Unlock()
-		return true, b, nil
 	})
 	client.PrependReactor("patch", "pods", func(action clienttesting.Action) (bool, runtime.Object, error) {
 		pa := action.(clienttesting.PatchAction)
@@ -459,4 +436,33 @@ func runSequence(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return 1
 	}
 	return 0
+}
+
+// addBindingReactor makes the fake API server do what pods/binding does (set nodeName and
+// PodScheduled), so the scheduler's informers confirm the assumed pod; `bound` hears of each
+// binding ("namespace/name", node) once it is stored.
+func addBindingReactor(client *fake.Clientset, bound func(key, node string)) {
+	tracker := client.Tracker()
+	client.PrependReactor("create", "pods", func(action clienttesting.Action) (bool, runtime.Object, error) {
+		if action.GetSubresource() != "binding" {
+			return false, nil, nil
+		}
+		b := action.(clienttesting.CreateAction).GetObject().(*v1.Binding)
+		ns := action.GetNamespace()
+		obj, err := tracker.Get(podsGVR, ns, b.Name)
+		if err != nil {
+			return true, nil, err
+		}
+		pod := obj.(*v1.Pod).DeepCopy()
+		if pod.Spec.NodeName != "" {
+			return true, nil, fmt.Errorf("pod %s/%s is already bound to %s", ns, b.Name, pod.Spec.NodeName)
+		}
+		pod.Spec.NodeName = b.Target.Name
+		setCondition(pod, v1.PodCondition{Type: v1.PodScheduled, Status: v1.ConditionTrue})
+		if err := tracker.Update(podsGVR, pod, ns); err != nil {
+			return true, nil, err
+		}
+		bound(ns+"/"+b.Name, b.Target.Name)
+		return true, b, nil
+	})
 }

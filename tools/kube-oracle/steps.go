@@ -522,33 +522,13 @@ func groupName(st Step, pods []*v1.Pod) string {
 // writes, and logs them: bindings, pod status patches, deletions, PodGroup status patches.
 func addStepReactors(client *fake.Clientset, log *stepLog) {
 	tracker := client.Tracker()
-	client.PrependReactor("create", "pods", func(action clienttesting.Action) (bool, runtime.Object, error) {
-		if action.GetSubresource() != "binding" {
-			return false, nil, nil
-		}
-		b := action.(clienttesting.CreateAction).GetObject().(*v1.Binding)
-		ns := action.GetNamespace()
-		obj, err := tracker.Get(podsGVR, ns, b.Name)
-		if err != nil {
-			return true, nil, err
-		}
-		pod := obj.(*v1.Pod).DeepCopy()
-		if pod.Spec.NodeName != "" {
-			return true, nil, fmt.Errorf("pod %s/%s is already bound to %s", ns, b.Name, pod.Spec.NodeName)
-		}
-		pod.Spec.NodeName = b.Target.Name
-		setCondition(pod, v1.PodCondition{Type: v1.PodScheduled, Status: v1.ConditionTrue})
-		if err := tracker.Update(podsGVR, pod, ns); err != nil {
-			return true, nil, err
-		}
-		key := ns + "/" + b.Name
+	addBindingReactor(client, func(key, node string) {
 		log.mu.Lock()
 		if !log.decided[key] {
-			log.firstNode[key] = b.Target.Name
+			log.firstNode[key] = node
 		}
 		log.decide(key)
 		log.mu.Unlock()
-		return true, b, nil
 	})
 	client.PrependReactor("patch", "pods", func(action clienttesting.Action) (bool, runtime.Object, error) {
 		pa := action.(clienttesting.PatchAction)

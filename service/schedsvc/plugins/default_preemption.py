@@ -125,20 +125,30 @@ def split_by_pdb_violation(
     violating: list[int] = []
     other: list[int] = []
     for i, pod in enumerate(pods):
-        violated = False
-        if pod.labels:
-            for j, b in enumerate(pdbs):
-                if b.namespace != pod.namespace or b.selector is None:
-                    continue
-                if not b.selector.matches(pod.labels) or pod.name in b.disrupted_pods:
-                    continue
-                allowed[j] -= 1
-                if allowed[j] < 0:
-                    violated = True
-                    if stop_early:
-                        break
-        (violating if violated else other).append(i)
+        (violating if spend_budgets(pod, pdbs, allowed, stop_early) else other).append(i)
     return violating, other
+
+
+def spend_budgets(
+    pod: Pod, pdbs: Sequence[PodDisruptionBudget], allowed: list[int], stop_early: bool
+) -> bool:
+    """One pod's eviction spent from `allowed` (per budget of `pdbs`): whether a budget that
+    selects it (and is not already disrupting it) goes below zero. `stop_early`: the first
+    such budget ends the check (1.37's podIsViolating), the budgets after it not spent."""
+    if not pod.labels:
+        return False
+    violated = False
+    for j, b in enumerate(pdbs):
+        if b.namespace != pod.namespace or b.selector is None:
+            continue
+        if not b.selector.matches(pod.labels) or pod.name in b.disrupted_pods:
+            continue
+        allowed[j] -= 1
+        if allowed[j] < 0:
+            violated = True
+            if stop_early:
+                break
+    return violated
 
 
 IntArray = npt.NDArray[np.int64]

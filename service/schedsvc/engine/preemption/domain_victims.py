@@ -13,6 +13,7 @@ from ...framework.pod_group_members import PodGroupMembers
 from ...framework.snapshot import PodRecord, Snapshot
 from ...model import Pod, PodDisruptionBudget
 from ...model_pod_group import DisruptionMode, PodGroup, pod_group_key
+from ...plugins.default_preemption import spend_budgets
 
 __all__ = [
     "DomainVictim",
@@ -108,22 +109,6 @@ def importance(v: DomainVictim) -> tuple[int, int, int, int]:
     return (-v.priority, -v.rank, -len(v.records), v.earliest_start)
 
 
-def _pod_violates(pod: Pod, pdbs: Sequence[PodDisruptionBudget], allowed: list[int]) -> bool:
-    """podIsViolating (v1.37.2): each matching budget not already disrupting the pod is
-    spent, and the first one that goes below zero ends the check."""
-    if not pod.labels:
-        return False
-    for i, b in enumerate(pdbs):
-        if b.namespace != pod.namespace or b.selector is None:
-            continue
-        if not b.selector.matches(pod.labels) or pod.name in b.disrupted_pods:
-            continue
-        allowed[i] -= 1
-        if allowed[i] < 0:
-            return True
-    return False
-
-
 def split_victims_by_pdb_violation(
     victims: Sequence[DomainVictim], pdbs: Sequence[PodDisruptionBudget]
 ) -> tuple[list[tuple[DomainVictim, int]], list[DomainVictim]]:
@@ -133,7 +118,7 @@ def split_victims_by_pdb_violation(
     violating: list[tuple[DomainVictim, int]] = []
     other: list[DomainVictim] = []
     for v in victims:
-        count = sum(_pod_violates(r.pod, pdbs, allowed) for r in v.records)
+        count = sum(spend_budgets(r.pod, pdbs, allowed, True) for r in v.records)
         if count:
             violating.append((v, count))
         else:
