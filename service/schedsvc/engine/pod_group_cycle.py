@@ -128,7 +128,7 @@ def _member_cycles(
         if before_each is not None:
             before_each(pod)
         elif scheduled_last:
-            placed = members_in_rounds(env, cursor, queued[i:], log)
+            placed = members_in_rounds(env, cursor, queued, i, log)
             if placed:
                 yield from placed
                 i += len(placed)

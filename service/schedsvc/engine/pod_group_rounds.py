@@ -37,13 +37,13 @@ _HINTED = (BatchAttempt.HINT, BatchAttempt.HINT_USED)
 
 
 def members_in_rounds(
-    env: CycleEnv, cursor: CycleCursor, members: Sequence[Pod], log: AssumeLog
+    env: CycleEnv, cursor: CycleCursor, members: Sequence[Pod], start: int, log: AssumeLog
 ) -> list[Placement]:
-    """The placements of the first members of `members`, placed in rounds after the member
-    last placed (cursor.last_info), each assumed into `log`; [] when its run cannot continue
-    or the first member cannot join it (module docstring)."""
+    """The placements of the members from `start` on, as many as the rounds place after the
+    member last placed (cursor.last_info), each assumed into `log`; [] when its run cannot
+    continue or members[start] cannot join it (module docstring)."""
     info = cursor.last_info
-    if info is None or info.pod.shape is None or not _joins(env, info.pod, members[0]):
+    if info is None or info.pod.shape is None or not _joins(env, info.pod, members[start]):
         return []
     fw = env.frameworks[info.pod.scheduler_name]
     _, to_find = env.sampling[fw.name]
@@ -59,13 +59,16 @@ def members_in_rounds(
         while _worth_a_round(run.st, to_find):
             began = time.perf_counter()
             # a round takes at most one pod per window of a lap
-            most = _joining(env, info.pod, members, len(out), run.st.nlive // to_find + 1, seen)
+            most = _joining(
+                env, info.pod, members, start + len(out), run.st.nlive // to_find + 1, seen
+            )
             if most == 0:
                 break
             rnd = run.picks(most)
             if len(rnd.rows) == 0:
                 break
-            pods = members[len(out):len(out) + len(rnd.rows)]
+            at = start + len(out)
+            pods = members[at:at + len(rnd.rows)]
             first_cycle = cursor.cycle + 1
 
             def record(rows: list[int], pods: Sequence[Pod] = pods) -> None:
